@@ -1,0 +1,505 @@
+"""Pydantic v2 models for the 2026-07-28 messages the kit sends or accepts.
+
+Wire names are camelCase (``inputRequests``), Python names snake_case (``input_requests``);
+``_meta`` is ``meta`` in Python. Unknown fields are kept (``extra="allow"``) so that a message
+passes through the kit unchanged, as the spec asks of fields a receiver does not know.
+``to_wire()`` gives the JSON-ready dict; ``Model.model_validate(obj)`` parses one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from . import constants as c
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=False
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The message as JSON-ready data, wire names, unset optional fields left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+JSONObject = dict[str, Any]
+RequestId = Annotated[str | int, Field(union_mode="left_to_right")]
+
+
+# --- identity and capabilities (CORE-12, CORE-16, §2.9) -----------------------------------
+
+
+class Implementation(WireModel):
+    name: str
+    version: str
+    title: str | None = None
+    description: str | None = None
+    website_url: str | None = None
+    icons: list[JSONObject] | None = None
+
+
+class ElicitationCapability(WireModel):
+    form: JSONObject | None = None
+    url: JSONObject | None = None
+
+
+class SamplingCapability(WireModel):
+    tools: JSONObject | None = None
+    context: JSONObject | None = None
+
+
+class ClientCapabilities(WireModel):
+    elicitation: ElicitationCapability | None = None
+    sampling: SamplingCapability | None = None
+    roots: JSONObject | None = None
+    experimental: dict[str, JSONObject] | None = None
+    extensions: dict[str, JSONObject] | None = None
+
+    def supports_elicitation(self, mode: str = "form") -> bool:
+        """Form mode is declared by ``elicitation.form`` or by an empty ``elicitation: {}``."""
+        e = self.elicitation
+        if e is None:
+            return False
+        if mode == "url":
+            return e.url is not None
+        return e.form is not None or (e.url is None and not e.model_extra)
+
+    def supports_sampling(self, *, tools: bool = False, context: bool = False) -> bool:
+        s = self.sampling
+        if s is None:
+            return False
+        return (not tools or s.tools is not None) and (not context or s.context is not None)
+
+    def supports_roots(self) -> bool:
+        return self.roots is not None
+
+
+class RequestMeta(WireModel):
+    """``params._meta`` of every 2026-07-28 request (CORE-10)."""
+
+    protocol_version: str = Field(alias=c.META_PROTOCOL_VERSION)
+    client_capabilities: ClientCapabilities = Field(alias=c.META_CLIENT_CAPABILITIES)
+    client_info: Implementation | None = Field(default=None, alias=c.META_CLIENT_INFO)
+    log_level: Literal[c.LOG_LEVELS] | None = Field(  # type: ignore[valid-type]
+        default=None, alias=c.META_LOG_LEVEL
+    )
+    progress_token: RequestId | None = Field(default=None, alias=c.META_PROGRESS_TOKEN)
+
+
+class ServerCapabilities(WireModel):
+    tools: JSONObject | None = None
+    prompts: JSONObject | None = None
+    resources: JSONObject | None = None
+    completions: JSONObject | None = None
+    logging: JSONObject | None = None
+    experimental: dict[str, JSONObject] | None = None
+    extensions: dict[str, JSONObject] | None = None
+
+
+# --- JSON-RPC envelope (§2.1) ---------------------------------------------------------------
+
+
+class JSONRPCRequest(WireModel):
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId
+    method: str
+    params: JSONObject = Field(default_factory=dict)
+
+
+class JSONRPCNotification(WireModel):
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: str
+    params: JSONObject | None = None
+
+
+class ErrorObject(WireModel):
+    code: int
+    message: str
+    data: Any = None
+
+
+class JSONRPCErrorResponse(WireModel):
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId | None = None
+    error: ErrorObject
+
+
+class JSONRPCResultResponse(WireModel):
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId
+    result: JSONObject
+
+
+# --- content blocks -------------------------------------------------------------------------
+
+
+class TextContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+    annotations: JSONObject | None = None
+
+
+class ImageContent(WireModel):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    annotations: JSONObject | None = None
+
+
+class AudioContent(WireModel):
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str
+    annotations: JSONObject | None = None
+
+
+class TextResourceContents(WireModel):
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+class BlobResourceContents(WireModel):
+    uri: str
+    blob: str
+    mime_type: str | None = None
+
+
+ResourceContents = TextResourceContents | BlobResourceContents
+
+
+class EmbeddedResource(WireModel):
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+    annotations: JSONObject | None = None
+
+
+class ResourceLink(WireModel):
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+
+
+ContentBlock = Annotated[
+    TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink,
+    Field(discriminator="type"),
+]
+
+
+# --- elicitation (§9) -----------------------------------------------------------------------
+
+
+class ElicitRequestFormParams(WireModel):
+    mode: Literal["form"] | None = None  # ELIC-1: absent means form
+    message: str
+    requested_schema: JSONObject
+
+
+class ElicitRequestURLParams(WireModel):
+    mode: Literal["url"]
+    message: str
+    url: str
+
+
+class ElicitResult(WireModel):
+    """An ``inputResponses`` value answering ``elicitation/create`` (ELIC-6, ELIC-7)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str]] | None = None
+
+
+# --- sampling (§10, deprecated) -------------------------------------------------------------
+
+
+class ToolUseContent(WireModel):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: JSONObject
+
+
+class ToolResultContent(WireModel):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[ContentBlock]
+    structured_content: Any = None
+    is_error: bool | None = None
+
+
+SamplingContentBlock = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
+
+
+class SamplingMessage(WireModel):
+    role: Literal["user", "assistant"]
+    content: SamplingContentBlock | list[SamplingContentBlock]
+
+
+class ModelHint(WireModel):
+    name: str | None = None
+
+
+class ModelPreferences(WireModel):
+    hints: list[ModelHint] | None = None
+    cost_priority: float | None = Field(default=None, ge=0, le=1)
+    speed_priority: float | None = Field(default=None, ge=0, le=1)
+    intelligence_priority: float | None = Field(default=None, ge=0, le=1)
+
+
+class ToolChoice(WireModel):
+    mode: Literal["auto", "required", "none"] | None = None
+
+
+class CreateMessageRequestParams(WireModel):
+    messages: list[SamplingMessage]
+    max_tokens: int
+    system_prompt: str | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    metadata: JSONObject | None = None
+    model_preferences: ModelPreferences | None = None
+    include_context: Literal["none", "thisServer", "allServers"] | None = None
+    tools: list[JSONObject] | None = None
+    tool_choice: ToolChoice | None = None
+
+
+class CreateMessageResult(WireModel):
+    """An ``inputResponses`` value answering ``sampling/createMessage`` (SAMP-1)."""
+
+    role: Literal["user", "assistant"]
+    content: SamplingContentBlock | list[SamplingContentBlock]
+    model: str
+    stop_reason: str | None = None
+
+
+# --- roots (§11, deprecated) ----------------------------------------------------------------
+
+
+class Root(WireModel):
+    uri: str
+    name: str | None = None
+
+    @field_validator("uri")
+    @classmethod
+    def _file_uri(cls, v: str) -> str:
+        if not v.startswith("file://"):  # ROOTS-1: a root URI MUST be a file:// URI
+            raise ValueError("a root uri must start with file://")
+        return v
+
+
+class ListRootsResult(WireModel):
+    """An ``inputResponses`` value answering ``roots/list``."""
+
+    roots: list[Root]
+
+
+# --- MRTR (§4) ------------------------------------------------------------------------------
+
+
+class ElicitRequest(WireModel):
+    method: Literal["elicitation/create"] = "elicitation/create"
+    params: ElicitRequestURLParams | ElicitRequestFormParams
+
+
+class CreateMessageRequest(WireModel):
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    params: CreateMessageRequestParams
+
+
+class ListRootsRequest(WireModel):
+    method: Literal["roots/list"] = "roots/list"
+    params: JSONObject | None = None
+
+
+# MRTR-S2b: an input request is exactly one of these three; values are bare {method, params}.
+InputRequest = Annotated[
+    ElicitRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")
+]
+InputResponse = ElicitResult | CreateMessageResult | ListRootsResult
+
+
+class InputRequiredResult(WireModel):
+    result_type: Literal["input_required"] = c.RESULT_INPUT_REQUIRED
+    input_requests: dict[str, InputRequest] | None = None
+    request_state: str | None = None
+    meta: JSONObject | None = Field(default=None, alias="_meta")
+
+
+# --- features: tools, prompts, resources ----------------------------------------------------
+
+
+class ToolAnnotations(WireModel):
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class Tool(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: JSONObject = Field(default_factory=lambda: {"type": "object"})
+    output_schema: JSONObject | None = None
+    annotations: ToolAnnotations | None = None
+
+
+class PromptArgument(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool | None = None
+
+
+class Prompt(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+
+
+class PromptMessage(WireModel):
+    role: Literal["user", "assistant"]
+    content: ContentBlock
+
+
+class Resource(WireModel):
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+
+
+class ResourceTemplate(WireModel):
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+
+
+class Result(WireModel):
+    result_type: str = c.RESULT_COMPLETE
+    meta: JSONObject | None = Field(default=None, alias="_meta")
+
+
+class CacheableResult(Result):
+    ttl_ms: int | None = Field(default=None, ge=0)
+    cache_scope: Literal["public", "private"] | None = None
+
+
+class CallToolResult(Result):
+    content: list[ContentBlock] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool | None = None
+
+
+class GetPromptResult(Result):
+    description: str | None = None
+    messages: list[PromptMessage] = Field(default_factory=list)
+
+
+class ReadResourceResult(CacheableResult):
+    contents: list[ResourceContents] = Field(default_factory=list)
+
+
+class ListToolsResult(CacheableResult):
+    tools: list[Tool]
+    next_cursor: str | None = None
+
+
+class ListPromptsResult(CacheableResult):
+    prompts: list[Prompt]
+    next_cursor: str | None = None
+
+
+class ListResourcesResult(CacheableResult):
+    resources: list[Resource]
+    next_cursor: str | None = None
+
+
+class ListResourceTemplatesResult(CacheableResult):
+    resource_templates: list[ResourceTemplate]
+    next_cursor: str | None = None
+
+
+class DiscoverResult(CacheableResult):
+    supported_versions: list[str]
+    capabilities: ServerCapabilities
+    instructions: str | None = None
+
+
+class CompletionValues(WireModel):
+    values: list[str]
+    total: int | None = None
+    has_more: bool | None = None
+
+
+class CompleteResult(Result):
+    completion: CompletionValues
+
+
+# --- request params -------------------------------------------------------------------------
+
+
+class CallToolRequestParams(WireModel):
+    meta: RequestMeta = Field(alias="_meta")
+    name: str
+    arguments: JSONObject | None = None
+    input_responses: dict[str, JSONObject] | None = None
+    request_state: str | None = None
+
+
+class GetPromptRequestParams(WireModel):
+    meta: RequestMeta = Field(alias="_meta")
+    name: str
+    arguments: dict[str, str] | None = None
+    input_responses: dict[str, JSONObject] | None = None
+    request_state: str | None = None
+
+
+class ReadResourceRequestParams(WireModel):
+    meta: RequestMeta = Field(alias="_meta")
+    uri: str
+    input_responses: dict[str, JSONObject] | None = None
+    request_state: str | None = None
+
+
+class PaginatedRequestParams(WireModel):
+    meta: RequestMeta = Field(alias="_meta")
+    cursor: str | None = None
+
+
+class CompleteRequestParams(WireModel):
+    meta: RequestMeta = Field(alias="_meta")
+    ref: JSONObject
+    argument: JSONObject
+    context: JSONObject | None = None
+
+
+# --- notifications a server may stream on a request's SSE response (HTTP-21) ----------------
+
+
+class ProgressNotificationParams(WireModel):
+    progress_token: RequestId
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class LoggingMessageNotificationParams(WireModel):
+    level: str
+    data: Any
+    logger: str | None = None

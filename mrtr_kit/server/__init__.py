@@ -1,0 +1,7 @@
+"""The MRTR server: a sans-IO core (``core``), handler context, requestState protection and the
+Streamable HTTP adapter (``http``)."""
+
+from .context import InputRequired, RequestContext
+from .core import McpServer, Reply
+
+__all__ = ["InputRequired", "McpServer", "Reply", "RequestContext"]

@@ -1,0 +1,169 @@
+"""What a handler sees and returns.
+
+A handler is a re-entrant function of (arguments, inputResponses, verified requestState): the
+code before the point where it needs input runs again on every round (MIG-3). It gets a
+``RequestContext`` and returns a complete result or ``ctx.input_required(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..protocol import constants as c
+from ..protocol import errors
+from ..protocol.elicitation import check_requested_schema
+from ..protocol.models import (
+    ClientCapabilities,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    Implementation,
+    ListRootsRequest,
+    ListRootsResult,
+    RequestMeta,
+)
+
+InputRequestModel = ElicitRequest | CreateMessageRequest | ListRootsRequest
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class InputRequired:
+    """A handler's "I need more": input requests keyed by name and/or state to carry forward.
+
+    ``state=None`` issues no requestState; a dict (even an empty one) is sealed and bound to
+    this principal and request by the core. MRTR-S6 (at least one of the two) is checked there.
+    """
+
+    requests: dict[str, InputRequestModel] = field(default_factory=dict)
+    state: dict[str, Any] | None = None
+
+
+def elicit_form(message: str, requested_schema: dict[str, Any]) -> ElicitRequest:
+    """A form-mode elicitation, its schema checked against the form subset first (ELIC-5)."""
+    check_requested_schema(requested_schema)
+    return ElicitRequest(
+        params=ElicitRequestFormParams(message=message, requested_schema=requested_schema)
+    )
+
+
+def elicit_url(message: str, url: str) -> ElicitRequest:
+    return ElicitRequest(params=ElicitRequestURLParams(mode="url", message=message, url=url))
+
+
+def create_message(
+    prompt: str, *, max_tokens: int = 200, system_prompt: str | None = None
+) -> CreateMessageRequest:
+    """A one-message ``sampling/createMessage`` request (deprecated in 2026-07-28, SEP-2577)."""
+    return CreateMessageRequest(
+        params=CreateMessageRequestParams.model_validate(
+            {
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": max_tokens,
+                "systemPrompt": system_prompt,
+            }
+        )
+    )
+
+
+def list_roots() -> ListRootsRequest:
+    """A ``roots/list`` request (deprecated in 2026-07-28, SEP-2577)."""
+    return ListRootsRequest(params={})
+
+
+@dataclass
+class RequestContext:
+    """One round of one request, as its handler sees it."""
+
+    method: str
+    target: str  # tool or prompt name, or resource URI
+    arguments: dict[str, Any]
+    meta: RequestMeta
+    principal: str | None
+    input_responses: dict[str, dict[str, Any]]
+    state: dict[str, Any] | None  # verified requestState data; None on a first round
+    uri_params: dict[str, str] = field(default_factory=dict)
+    _emit: Emit | None = None
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        """This request's client capabilities, never an earlier request's (CAP-1, CAP-4)."""
+        return self.meta.client_capabilities
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """Self-reported, for display and logs only (CORE-13)."""
+        return self.meta.client_info
+
+    @property
+    def is_retry(self) -> bool:
+        return self.state is not None or bool(self.input_responses)
+
+    def input_required(
+        self,
+        requests: Mapping[str, InputRequestModel] | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> InputRequired:
+        return InputRequired(dict(requests or {}), state)
+
+    # -- reading answers: absent -> None (ask again, MRTR-E4); malformed -> -32602 (MRTR-E2) --
+
+    def _answer(self, key: str, model: type[M], what: str) -> M | None:
+        raw = self.input_responses.get(key)
+        if raw is None:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            detail = f" ({loc}: {first['msg']})" if loc else f" ({first['msg']})"
+            raise errors.invalid_params(
+                f"inputResponses[{key!r}] is not a valid {what}{detail}"
+            ) from None
+
+    def elicitation(self, key: str) -> ElicitResult | None:
+        return self._answer(key, ElicitResult, "ElicitResult")
+
+    def sampling(self, key: str) -> CreateMessageResult | None:
+        return self._answer(key, CreateMessageResult, "CreateMessageResult")
+
+    def roots(self, key: str) -> ListRootsResult | None:
+        return self._answer(key, ListRootsResult, "ListRootsResult")
+
+    # -- notifications on this request's own response stream (HTTP-21) ----------------------
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        token = self.meta.progress_token
+        if token is None or self._emit is None:
+            return  # no progressToken: the client did not ask for progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        # CORE-14: no notifications/message unless this request set a logLevel, and then only
+        # at or above that level.
+        wanted = self.meta.log_level
+        if wanted is None or self._emit is None:
+            return
+        if c.LOG_LEVELS.index(level) < c.LOG_LEVELS.index(wanted):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})

@@ -1,0 +1,611 @@
+"""The sans-IO MRTR server core: a registry of tools, prompts and resources, and one function
+that turns a decoded JSON-RPC message (plus who is asking) into the response.
+
+Every MRTR rule lives here, once:
+
+* input_required only for tools/call, prompts/get, resources/read (MRTR-R1/R2) - ``_finish``
+* never ask for a capability this request did not declare (MRTR-S7, CAP-2) - ``_gate``
+* at least one of inputRequests / requestState (MRTR-S6) - ``_finish``
+* malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
+  ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
+* requestState verified before any handler sees it, one fixed error for every failure
+  (MRTR-S4/S5, SEC-2) - ``_mrtr_inputs``
+* resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3) - ``_stamp``
+* _meta presence, version negotiation, unknown and removed methods (CORE-11, VER-1, HTTP-17)
+
+No sockets, no event loop of its own: adapters (``http.py``) call ``handle`` or its steps.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+from .. import __version__
+from ..protocol import constants as c
+from ..protocol import errors
+from ..protocol.errors import McpError
+from ..protocol.models import (
+    BlobResourceContents,
+    CallToolRequestParams,
+    CallToolResult,
+    CompleteRequestParams,
+    CreateMessageRequest,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    GetPromptRequestParams,
+    GetPromptResult,
+    Implementation,
+    InputRequiredResult,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    PaginatedRequestParams,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    RequestMeta,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+from .context import Emit, InputRequestModel, InputRequired, RequestContext
+from .state import HmacStateCodec, InvalidState, StateBinding, StateIssuer, key_from_env
+
+log = logging.getLogger("mrtr_kit.server")
+state_log = logging.getLogger("mrtr_kit.state")
+
+Handler = Callable[[RequestContext], Any]
+
+# One answer for every requestState rejection: the reason goes to the log only (SEC-2, KIT).
+INVALID_STATE_MESSAGE = "Invalid requestState"
+INVALID_STATE_DATA = {"reason": "invalid_request_state"}
+
+
+@dataclass
+class Reply:
+    """The core's answer: the JSON-RPC response (None for a notification) and the HTTP status
+    the Streamable HTTP binding prescribes for it (§2.6)."""
+
+    body: dict[str, Any] | None
+    http_status: int = 200
+
+
+@dataclass
+class _Entry:
+    handler: Handler
+    descriptor: BaseModel
+    ttl_ms: int = 0
+    cache_scope: str = "private"
+    header_params: dict[str, tuple[str, str]] = field(default_factory=dict)
+    completions: dict[str, list[str]] = field(default_factory=dict)
+    pattern: re.Pattern[str] | None = None
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    """RFC 6570 level 1: each ``{var}`` matches one non-empty path segment."""
+    out, pos = [], 0
+    for m in re.finditer(r"\{([A-Za-z0-9_]+)\}", template):
+        out.append(re.escape(template[pos : m.start()]))
+        out.append(f"(?P<{m.group(1)}>[^/?#]+)")
+        pos = m.end()
+    out.append(re.escape(template[pos:]))
+    return re.compile("^" + "".join(out) + "$")
+
+
+def _header_params(schema: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """x-mcp-header annotations of top-level properties: header name -> (argument, type)."""
+    found: dict[str, tuple[str, str]] = {}
+    for arg, prop in (schema.get("properties") or {}).items():
+        if isinstance(prop, dict) and isinstance(prop.get("x-mcp-header"), str):
+            found[prop["x-mcp-header"]] = (arg, str(prop.get("type", "string")))
+    return found
+
+
+def _pydantic_problem(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "params"
+    return f"{loc}: {first['msg']}"
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class McpServer:
+    """A 2026-07-28 MCP server with no I/O: register features, then call ``handle``."""
+
+    def __init__(
+        self,
+        name: str = "mrtr-kit-server",
+        version: str = __version__,
+        *,
+        instructions: str | None = None,
+        state_key: bytes | None = None,
+        state_ttl_s: int | None = None,
+        now: Callable[[], float] | None = None,
+        supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
+        list_ttl_ms: int = 60_000,
+    ) -> None:
+        self.info = Implementation(name=name, version=version)
+        self.instructions = instructions
+        self.supported_versions = supported_versions
+        self.list_ttl_ms = list_ttl_ms
+        codec = HmacStateCodec(state_key or key_from_env(), **({"now": now} if now else {}))
+        issuer_kw = {"ttl_s": state_ttl_s} if state_ttl_s is not None else {}
+        self.states = StateIssuer(codec, audience=name, **issuer_kw)
+        self._tools: dict[str, _Entry] = {}
+        self._prompts: dict[str, _Entry] = {}
+        self._resources: dict[str, _Entry] = {}
+        self._templates: dict[str, _Entry] = {}
+
+    # -- registration -----------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str,
+        input_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            schema = input_schema or {"type": "object", "properties": {}}
+            jsonschema.Draft202012Validator.check_schema(schema)
+            tool = Tool.model_validate(
+                {
+                    "name": name or fn.__name__,
+                    "title": title,
+                    "description": description,
+                    "inputSchema": schema,
+                    "annotations": annotations,
+                }
+            )
+            self._tools[tool.name] = _Entry(fn, tool, header_params=_header_params(schema))
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        description: str,
+        arguments: list[dict[str, Any]] | None = None,
+        title: str | None = None,
+        completions: dict[str, list[str]] | None = None,
+    ) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            prompt = Prompt(
+                name=name or fn.__name__,
+                title=title,
+                description=description,
+                arguments=[PromptArgument.model_validate(a) for a in arguments or []] or None,
+            )
+            self._prompts[prompt.name] = _Entry(fn, prompt, completions=completions or {})
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str,
+        description: str | None = None,
+        mime_type: str = "text/plain",
+        ttl_ms: int = 60_000,
+        cache_scope: str = "public",
+    ) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            res = Resource(uri=uri, name=name, description=description, mime_type=mime_type)
+            self._resources[uri] = _Entry(fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope)
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str,
+        description: str | None = None,
+        mime_type: str = "text/plain",
+        ttl_ms: int = 0,
+        cache_scope: str = "private",
+    ) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            tpl = ResourceTemplate(
+                uri_template=uri_template, name=name, description=description, mime_type=mime_type
+            )
+            self._templates[uri_template] = _Entry(
+                fn,
+                tpl,
+                ttl_ms=ttl_ms,
+                cache_scope=cache_scope,
+                pattern=_template_regex(uri_template),
+            )
+            return fn
+
+        return register
+
+    def tool_header_params(self, name: str) -> dict[str, tuple[str, str]]:
+        """``Mcp-Param-*`` headers a tools/call for ``name`` must carry (HTTP-14)."""
+        entry = self._tools.get(name)
+        return dict(entry.header_params) if entry else {}
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        # DISC-5: declare exactly what is served; no listChanged, since there is no
+        # subscriptions/listen stream to announce changes on.
+        caps: dict[str, Any] = {}
+        if self._tools:
+            caps["tools"] = {}
+        if self._prompts:
+            caps["prompts"] = {}
+        if self._resources or self._templates:
+            caps["resources"] = {}
+        if any(e.completions for e in self._prompts.values()):
+            caps["completions"] = {}
+        return caps
+
+    # -- the pipeline -----------------------------------------------------------------------
+
+    async def handle(
+        self, message: Any, *, principal: str | None = None, emit: Emit | None = None
+    ) -> Reply:
+        """One decoded JSON message in, one reply out. Never raises for bad input."""
+        request_id = message.get("id") if isinstance(message, dict) else None
+        try:
+            parsed = parse_message(message)
+            if isinstance(parsed, JSONRPCNotification):
+                return Reply(None, 202)  # HTTP-5: accepted, nothing to answer (CORE-5)
+            meta = check_request_meta(parsed)
+            return await self.handle_request(parsed, meta, principal=principal, emit=emit)
+        except McpError as exc:
+            return error_reply(request_id, exc)
+
+    async def handle_request(
+        self,
+        request: JSONRPCRequest,
+        meta: RequestMeta,
+        *,
+        principal: str | None = None,
+        emit: Emit | None = None,
+    ) -> Reply:
+        """Version check, method lookup, dispatch (for adapters that ran the earlier steps)."""
+        try:
+            if meta.protocol_version not in self.supported_versions:
+                raise errors.unsupported_version(
+                    list(self.supported_versions), meta.protocol_version
+                )
+            result = await self._dispatch(request, meta, principal, emit)
+            return Reply({"jsonrpc": "2.0", "id": request.id, "result": result})
+        except McpError as exc:
+            return error_reply(request.id, exc)
+        except Exception:
+            log.exception("handler for %s failed", request.method)
+            return error_reply(request.id, errors.internal_error())
+
+    async def _dispatch(
+        self,
+        req: JSONRPCRequest,
+        meta: RequestMeta,
+        principal: str | None,
+        emit: Emit | None,
+    ) -> dict[str, Any]:
+        m = req.method
+        caps = self.capabilities
+        if m == "server/discover":
+            return self._stamp(m, self._discover())
+        if m == "tools/list" and "tools" in caps:
+            return self._list(m, req, "tools", self._tools)
+        if m == "prompts/list" and "prompts" in caps:
+            return self._list(m, req, "prompts", self._prompts)
+        if m == "resources/list" and "resources" in caps:
+            return self._list(m, req, "resources", self._resources)
+        if m == "resources/templates/list" and "resources" in caps:
+            return self._list(m, req, "resourceTemplates", self._templates)
+        if m == "completion/complete" and "completions" in caps:
+            return self._stamp(m, self._complete(req))
+        if m in c.MRTR_METHODS and m.split("/")[0] in caps:
+            return await self._call(req, meta, principal, emit)
+        if m in c.REMOVED_METHODS:
+            # VER-5: a legacy client learns which versions this modern-only server speaks.
+            raise errors.method_not_found(
+                m, {"removedIn": c.PROTOCOL_VERSION, "supported": list(self.supported_versions)}
+            )
+        raise errors.method_not_found(m)
+
+    # -- simple methods ---------------------------------------------------------------------
+
+    def _discover(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "supportedVersions": list(self.supported_versions),
+            "capabilities": self.capabilities,
+            "ttlMs": self.list_ttl_ms,
+            "cacheScope": "public",
+        }
+        if self.instructions:
+            out["instructions"] = self.instructions
+        return out
+
+    def _list(
+        self, method: str, req: JSONRPCRequest, key: str, table: dict[str, _Entry]
+    ) -> dict[str, Any]:
+        params = _parse(PaginatedRequestParams, req.params)
+        if params.cursor is not None:
+            raise errors.invalid_params("Invalid cursor: this server returns one page")
+        items = [e.descriptor.to_wire() for e in table.values()]  # registration order
+        return self._stamp(method, {key: items, "ttlMs": self.list_ttl_ms, "cacheScope": "public"})
+
+    def _complete(self, req: JSONRPCRequest) -> dict[str, Any]:
+        params = _parse(CompleteRequestParams, req.params)
+        values: list[str] = []
+        if params.ref.get("type") == "ref/prompt" and params.ref.get("name") in self._prompts:
+            entry = self._prompts[params.ref["name"]]
+            prefix = str(params.argument.get("value", ""))
+            options = entry.completions.get(str(params.argument.get("name")), [])
+            values = [v for v in options if v.startswith(prefix)][:100]
+        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
+
+    # -- tools/call, prompts/get, resources/read: the MRTR methods ---------------------------
+
+    async def _call(
+        self,
+        req: JSONRPCRequest,
+        meta: RequestMeta,
+        principal: str | None,
+        emit: Emit | None,
+    ) -> dict[str, Any]:
+        m = req.method
+        uri_params: dict[str, str] = {}
+        if m == "tools/call":
+            p = _parse(CallToolRequestParams, req.params)
+            entry = self._tools.get(p.name)
+            if entry is None:
+                raise errors.invalid_params(f"Unknown tool: {p.name}")
+            target, arguments = p.name, p.arguments or {}
+            _check_arguments(entry, arguments)
+        elif m == "prompts/get":
+            p = _parse(GetPromptRequestParams, req.params)
+            entry = self._prompts.get(p.name)
+            if entry is None:
+                raise errors.invalid_params(f"Unknown prompt: {p.name}")
+            target, arguments = p.name, dict(p.arguments or {})
+            _check_prompt_arguments(entry, arguments)
+        else:
+            p = _parse(ReadResourceRequestParams, req.params)
+            target, arguments = p.uri, {}
+            entry, uri_params = self._find_resource(p.uri)
+
+        binding = StateBinding(principal, _digest(m, target, arguments))
+        answers, state = self._mrtr_inputs(req.params, p.request_state, binding)
+        ctx = RequestContext(
+            method=m,
+            target=target,
+            arguments=arguments,
+            meta=meta,
+            principal=principal,
+            input_responses=answers,
+            state=state,
+            uri_params=uri_params,
+            _emit=emit,
+        )
+        outcome = await _maybe_await(entry.handler(ctx))
+        if isinstance(outcome, InputRequired):
+            return self._finish(m, outcome, meta, binding)
+        result = _as_result(m, outcome, target)
+        if m == "resources/read":
+            # CACHE-3 (KIT): a result reached through a retry depends on inputs that are not
+            # in any cache key, so it is marked uncacheable.
+            retried = ctx.is_retry
+            result.setdefault("ttlMs", 0 if retried else entry.ttl_ms)
+            result.setdefault("cacheScope", "private" if retried else entry.cache_scope)
+        return self._stamp(m, result)
+
+    def _find_resource(self, uri: str) -> tuple[_Entry, dict[str, str]]:
+        if uri in self._resources:
+            return self._resources[uri], {}
+        for entry in self._templates.values():
+            assert entry.pattern is not None
+            match = entry.pattern.match(uri)
+            if match:
+                return entry, match.groupdict()
+        # SEP-2164: unknown resource is -32602 with data.uri (never -32002, ERR-2).
+        raise errors.invalid_params(f"Resource not found: {uri}", {"uri": uri})
+
+    def _mrtr_inputs(
+        self, raw_params: dict[str, Any], token: str | None, binding: StateBinding
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+        """Validated answers and verified state for a handler (MRTR-E1..E3, MRTR-S4/S5)."""
+        answers: dict[str, dict[str, Any]] = raw_params.get("inputResponses") or {}
+        state: dict[str, Any] | None = None
+        if token is not None:
+            try:
+                claims = self.states.verify(token, binding)
+            except InvalidState as exc:
+                state_log.warning("rejected requestState for %s: %s", binding.digest, exc.reason)
+                raise errors.invalid_params(
+                    INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA)
+                ) from None
+            state = claims["data"]
+            # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
+            # handler; anything else the client sent is ignored.
+            asked = set(claims["asked"])
+            answers = {k: v for k, v in answers.items() if k in asked}
+        return answers, state
+
+    def _finish(
+        self, method: str, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
+    ) -> dict[str, Any]:
+        if method not in c.MRTR_METHODS:  # MRTR-R2
+            raise RuntimeError(f"{method} may not return input_required")
+        if not outcome.requests and outcome.state is None:  # MRTR-S6
+            raise RuntimeError("input_required needs inputRequests, requestState, or both")
+        _gate(outcome.requests, meta)
+        result = InputRequiredResult(
+            input_requests=dict(outcome.requests) or None,
+            request_state=(
+                self.states.mint(binding, list(outcome.requests), outcome.state)
+                if outcome.state is not None
+                else None
+            ),
+        ).to_wire()
+        result["_meta"] = {c.META_SERVER_INFO: self.info.to_wire()}  # CORE-16
+        return result  # CACHE-2: never ttlMs / cacheScope on input_required
+
+    def _stamp(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        result.setdefault("resultType", c.RESULT_COMPLETE)  # RT-1
+        meta = result.setdefault("_meta", {})
+        meta.setdefault(c.META_SERVER_INFO, self.info.to_wire())  # CORE-16
+        if method in c.CACHEABLE_METHODS:  # CACHE-1
+            result.setdefault("ttlMs", 0)
+            result.setdefault("cacheScope", "private")
+        return result
+
+
+# -- steps an adapter may call one by one ------------------------------------------------------
+
+
+def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
+    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params)."""
+    if isinstance(message, list):
+        raise errors.invalid_request("batches are not part of MCP; send one message per POST")
+    if not isinstance(message, dict):
+        raise errors.invalid_request("a message must be a JSON object")
+    if message.get("jsonrpc") != "2.0":
+        raise errors.invalid_request('"jsonrpc" must be "2.0"')
+    if "method" not in message:
+        if "result" in message or "error" in message:
+            # CORE-6: in 2026-07-28 the server sends no requests, so nothing needs answering.
+            raise errors.invalid_request("clients do not send JSON-RPC responses in 2026-07-28")
+        raise errors.invalid_request('"method" is missing')
+    if not isinstance(message["method"], str):
+        raise errors.invalid_request('"method" must be a string')
+    if "params" in message and not isinstance(message["params"], dict):
+        raise errors.missing_meta("params must be an object holding _meta")
+    if "id" not in message:
+        return JSONRPCNotification.model_validate(message)
+    rid = message["id"]
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        raise errors.invalid_request('"id" must be a string or an integer, never null (CORE-2)')
+    return JSONRPCRequest.model_validate(message)
+
+
+def check_request_meta(request: JSONRPCRequest) -> RequestMeta:
+    """CORE-10/11: ``_meta`` with protocolVersion and clientCapabilities, else -32602 / 400."""
+    meta = request.params.get("_meta")
+    if not isinstance(meta, dict):
+        raise errors.missing_meta("params._meta is required")
+    for key in (c.META_PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES):
+        if key not in meta:
+            raise errors.missing_meta(f"params._meta is missing {key!r}")
+    try:
+        return RequestMeta.model_validate(meta)
+    except ValidationError as exc:
+        raise errors.missing_meta(f"params._meta.{_pydantic_problem(exc)}") from None
+
+
+def error_reply(request_id: Any, exc: McpError) -> Reply:
+    body: dict[str, Any] = {"jsonrpc": "2.0"}
+    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+        body["id"] = request_id  # omitted only when the id was unreadable (§2.1)
+    body["error"] = exc.to_error_object()
+    return Reply(body, exc.http_status)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _parse(model: type[Any], params: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        raise errors.invalid_params(f"Invalid params: {_pydantic_problem(exc)}") from None
+
+
+def _digest(method: str, target: str, arguments: dict[str, Any]) -> str:
+    from .state import request_digest
+
+    return request_digest(method, target, arguments)
+
+
+def _check_arguments(entry: _Entry, arguments: dict[str, Any]) -> None:
+    schema = entry.descriptor.to_wire()["inputSchema"]
+    problem = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(arguments)
+    )
+    if problem is not None:
+        where = ".".join(str(p) for p in problem.absolute_path) or "arguments"
+        raise errors.invalid_params(f"Invalid arguments: {where}: {problem.message}")
+
+
+def _check_prompt_arguments(entry: _Entry, arguments: dict[str, str]) -> None:
+    prompt: Prompt = entry.descriptor  # type: ignore[assignment]
+    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in arguments]
+    if missing:
+        raise errors.invalid_params(f"Missing required prompt arguments: {', '.join(missing)}")
+
+
+def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
+    """MRTR-S7 / CAP-2: every input request needs a capability declared in *this* request."""
+    caps = meta.client_capabilities
+    missing: dict[str, Any] = {}
+    for req in requests.values():
+        if isinstance(req, ElicitRequest):
+            mode = "url" if isinstance(req.params, ElicitRequestURLParams) else "form"
+            if not caps.supports_elicitation(mode):
+                missing.setdefault("elicitation", {})[mode] = {}
+        elif isinstance(req, CreateMessageRequest):
+            p = req.params
+            wants_tools = p.tools is not None or p.tool_choice is not None
+            wants_context = p.include_context not in (None, "none")
+            if not caps.supports_sampling(tools=wants_tools, context=wants_context):
+                need: dict[str, Any] = {}
+                if wants_tools and caps.sampling is not None:
+                    need["tools"] = {}
+                if wants_context and caps.sampling is not None:
+                    need["context"] = {}
+                missing["sampling"] = need
+        elif not caps.supports_roots():
+            missing["roots"] = {}
+    if missing:
+        raise errors.missing_capability(missing)
+
+
+def _as_result(method: str, outcome: Any, target: str) -> dict[str, Any]:
+    """Let handlers return plain Python: text, content blocks, messages, bytes or a model."""
+    if isinstance(outcome, BaseModel):
+        return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(outcome, dict):
+        return dict(outcome)
+    if method == "tools/call":
+        blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
+        content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
+        return CallToolResult(content=content).to_wire()
+    if method == "prompts/get":
+        if isinstance(outcome, str):
+            outcome = [PromptMessage(role="user", content=TextContent(text=outcome))]
+        return GetPromptResult(messages=list(outcome)).to_wire()
+    if isinstance(outcome, bytes):
+        import base64
+
+        blob = base64.b64encode(outcome).decode()
+        return ReadResourceResult(contents=[BlobResourceContents(uri=target, blob=blob)]).to_wire()
+    if isinstance(outcome, str):
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=target, text=outcome)]
+        ).to_wire()
+    return ReadResourceResult(contents=list(outcome)).to_wire()
