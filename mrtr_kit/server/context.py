@@ -33,6 +33,7 @@ from ..protocol.models import (
 
 InputRequestModel = ElicitRequest | CreateMessageRequest | ListRootsRequest
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
+Redeem = Callable[[], Awaitable[None]]
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -93,6 +94,7 @@ class RequestContext:
     state: dict[str, Any] | None  # verified requestState data; None on a first round
     uri_params: dict[str, str] = field(default_factory=dict)
     _emit: Emit | None = None
+    _redeem: Redeem | None = None
 
     @property
     def capabilities(self) -> ClientCapabilities:
@@ -139,6 +141,15 @@ class RequestContext:
 
     def roots(self, key: str) -> ListRootsResult | None:
         return self._answer(key, ListRootsResult, "ListRootsResult")
+
+    async def redeem_once(self) -> None:
+        """Spend this round's requestState in the server's ledger before a one-time step.
+
+        A second retry with the same state is then rejected like a forged one (MRTR-S5d).
+        """
+        if self._redeem is None:
+            raise RuntimeError("this context has no ledger")
+        await self._redeem()
 
     # -- notifications on this request's own response stream (HTTP-21) ----------------------
 

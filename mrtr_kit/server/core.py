@@ -60,16 +60,21 @@ from ..protocol.models import (
     Tool,
 )
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
-from .state import HmacStateCodec, InvalidState, StateBinding, StateIssuer, key_from_env
+from .ledger import Ledger, MemoryLedger
+from .state import (
+    HmacStateCodec,
+    InvalidState,
+    StateBinding,
+    StateIssuer,
+    invalid_state_error,
+    key_from_env,
+    request_digest,
+)
 
 log = logging.getLogger("mrtr_kit.server")
 state_log = logging.getLogger("mrtr_kit.state")
 
 Handler = Callable[[RequestContext], Any]
-
-# One answer for every requestState rejection: the reason goes to the log only (SEC-2, KIT).
-INVALID_STATE_MESSAGE = "Invalid requestState"
-INVALID_STATE_DATA = {"reason": "invalid_request_state"}
 
 
 @dataclass
@@ -136,6 +141,7 @@ class McpServer:
         now: Callable[[], float] | None = None,
         supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
         list_ttl_ms: int = 60_000,
+        ledger: Ledger | None = None,
     ) -> None:
         self.info = Implementation(name=name, version=version)
         self.instructions = instructions
@@ -144,6 +150,7 @@ class McpServer:
         codec = HmacStateCodec(state_key or key_from_env(), **({"now": now} if now else {}))
         issuer_kw = {"ttl_s": state_ttl_s} if state_ttl_s is not None else {}
         self.states = StateIssuer(codec, audience=name, **issuer_kw)
+        self.ledger: Ledger = ledger or MemoryLedger()
         self._tools: dict[str, _Entry] = {}
         self._prompts: dict[str, _Entry] = {}
         self._resources: dict[str, _Entry] = {}
@@ -390,8 +397,17 @@ class McpServer:
             target, arguments = p.uri, {}
             entry, uri_params = self._find_resource(p.uri)
 
-        binding = StateBinding(principal, _digest(m, target, arguments))
-        answers, state = self._mrtr_inputs(req.params, p.request_state, binding)
+        binding = StateBinding(principal, request_digest(m, target, arguments))
+        answers, claims = self._mrtr_inputs(req.params, p.request_state, binding)
+
+        async def redeem() -> None:
+            # MRTR-S5d: signature, binding and expiry do not stop a replay; the ledger does.
+            if claims is None:
+                raise RuntimeError("redeem_once() needs a round that carried requestState")
+            if not await self.ledger.spend(claims["jti"], claims["exp"]):
+                state_log.warning("rejected requestState for %s: already redeemed", binding.digest)
+                raise invalid_state_error()
+
         ctx = RequestContext(
             method=m,
             target=target,
@@ -399,9 +415,10 @@ class McpServer:
             meta=meta,
             principal=principal,
             input_responses=answers,
-            state=state,
+            state=claims["data"] if claims else None,
             uri_params=uri_params,
             _emit=emit,
+            _redeem=redeem,
         )
         outcome = await _maybe_await(entry.handler(ctx))
         if isinstance(outcome, InputRequired):
@@ -429,23 +446,20 @@ class McpServer:
     def _mrtr_inputs(
         self, raw_params: dict[str, Any], token: str | None, binding: StateBinding
     ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-        """Validated answers and verified state for a handler (MRTR-E1..E3, MRTR-S4/S5)."""
+        """Answers and verified state claims for a handler (MRTR-E1..E3, MRTR-S4/S5)."""
         answers: dict[str, dict[str, Any]] = raw_params.get("inputResponses") or {}
-        state: dict[str, Any] | None = None
+        claims: dict[str, Any] | None = None
         if token is not None:
             try:
                 claims = self.states.verify(token, binding)
             except InvalidState as exc:
                 state_log.warning("rejected requestState for %s: %s", binding.digest, exc.reason)
-                raise errors.invalid_params(
-                    INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA)
-                ) from None
-            state = claims["data"]
+                raise invalid_state_error() from None
             # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
             # handler; anything else the client sent is ignored.
             asked = set(claims["asked"])
             answers = {k: v for k, v in answers.items() if k in asked}
-        return answers, state
+        return answers, claims
 
     def _finish(
         self, method: str, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
@@ -534,12 +548,6 @@ def _parse(model: type[Any], params: dict[str, Any]) -> Any:
         return model.model_validate(params)
     except ValidationError as exc:
         raise errors.invalid_params(f"Invalid params: {_pydantic_problem(exc)}") from None
-
-
-def _digest(method: str, target: str, arguments: dict[str, Any]) -> str:
-    from .state import request_digest
-
-    return request_digest(method, target, arguments)
 
 
 def _check_arguments(entry: _Entry, arguments: dict[str, Any]) -> None:

@@ -207,4 +207,6 @@ def create_app(
         max_body_bytes=max_body_bytes,
         response_headers=response_headers,
     )
-    return Starlette(routes=[Route(path, endpoint.handle, methods=["GET", "POST", "DELETE", "PUT"])])
+    return Starlette(
+        routes=[Route(path, endpoint.handle, methods=["GET", "POST", "DELETE", "PUT"])]
+    )

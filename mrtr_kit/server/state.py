@@ -34,11 +34,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.errors import McpError, invalid_params
+
 TOKEN_VERSION = "v1"
 MAX_TOKEN_BYTES = 16 * 1024  # a size cap: never parse an arbitrarily large blob
 DEFAULT_TTL_S = 15 * 60  # SEC-4 (KIT): humans answer forms slowly
 CLOCK_SKEW_S = 30  # tolerated difference between instances' clocks
 _B64URL = re.compile(r"^[A-Za-z0-9_-]*$")
+
+
+INVALID_STATE_MESSAGE = "Invalid requestState"
+INVALID_STATE_DATA = {"reason": "invalid_request_state"}
+
+
+def invalid_state_error() -> McpError:
+    """The one answer for every requestState rejection (SEC-2, KIT): a forger learns nothing."""
+    return invalid_params(INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
 
 
 class InvalidState(Exception):
