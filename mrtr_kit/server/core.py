@@ -397,6 +397,10 @@ class McpServer:
             target, arguments = p.uri, {}
             entry, uri_params = self._find_resource(p.uri)
 
+        for key in ("inputResponses", "requestState"):
+            if key in req.params and req.params[key] is None:
+                # Absent is fine; null is a malformed value (MRTR-E1, MRTR-C2: omit, never null).
+                raise errors.invalid_params(f"Invalid params: {key} must not be null; omit it")
         binding = StateBinding(principal, request_digest(m, target, arguments))
         answers, claims = self._mrtr_inputs(req.params, p.request_state, binding)
 

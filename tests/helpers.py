@@ -1,0 +1,42 @@
+"""Small helpers shared by the tests: build 2026-07-28 requests and run the core on plain dicts."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from mrtr_kit.protocol import constants as c
+from mrtr_kit.server import McpServer, Reply
+
+_ids = itertools.count(1)
+
+
+def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    m: dict[str, Any] = {
+        c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
+        c.META_CLIENT_CAPABILITIES: {} if capabilities is None else capabilities,
+        c.META_CLIENT_INFO: {"name": "kit-tests", "version": "0"},
+    }
+    m.update(extra)
+    return m
+
+
+def request(method: str, params: dict[str, Any] | None = None, **meta_kw: Any) -> dict[str, Any]:
+    p = dict(params or {})
+    p.setdefault("_meta", meta(**meta_kw))
+    return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": p}
+
+
+def run(server: McpServer, message: Any, principal: str | None = None) -> Reply:
+    return asyncio.run(server.handle(message, principal=principal))
+
+
+def result(reply: Reply) -> dict[str, Any]:
+    assert reply.body is not None and "result" in reply.body, reply.body
+    return reply.body["result"]
+
+
+def error(reply: Reply) -> dict[str, Any]:
+    assert reply.body is not None and "error" in reply.body, reply.body
+    return reply.body["error"]

@@ -1,0 +1,532 @@
+"""The MRTR server rules (digest §5, §6.1, §6.3, §7) checked on the sans-IO core, on plain dicts.
+
+Each test names the requirement it checks; each would fail if the core broke that rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from helpers import error, meta, request, result, run
+
+from mrtr_kit.protocol import constants as c
+from mrtr_kit.server import McpServer
+from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
+
+KEY = b"k" * 32
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+OK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+FORM = {"elicitation": {"form": {}}}
+ALL_CAPS = {"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}}, "roots": {}}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def build(clock: Clock | None = None) -> McpServer:
+    s = McpServer("test-server", "1.0", state_key=KEY, now=clock)
+
+    @s.tool(description="Asks for a name; needs no state.")
+    def greet(ctx):
+        answer = ctx.elicitation("user_name")
+        if answer is None or answer.action != "accept":
+            return ctx.input_required({"user_name": elicit_form("What is your name?", NAME_SCHEMA)})
+        return f"Hello, {answer.content['name']}!"
+
+    @s.tool(
+        description="Two rounds; the first answer travels in requestState; booking happens once.",
+        input_schema={
+            "type": "object",
+            "properties": {"restaurant": {"type": "string"}},
+            "required": ["restaurant"],
+        },
+    )
+    async def book(ctx):
+        st = dict(ctx.state or {})
+        if "name" not in st:
+            ans = ctx.elicitation("who")
+            if ans is None or ans.action != "accept":
+                return ctx.input_required({"who": elicit_form("Name?", NAME_SCHEMA)}, state={})
+            st["name"] = ans.content["name"]
+            return ctx.input_required({"confirm": elicit_form("Sure?", OK_SCHEMA)}, state=st)
+        ok = ctx.elicitation("confirm")
+        if ok is None:
+            return ctx.input_required({"confirm": elicit_form("Sure?", OK_SCHEMA)}, state=st)
+        await ctx.redeem_once()
+        return f"Booked {ctx.arguments['restaurant']} for {st['name']}"
+
+    @s.tool(description="Returns nothing to ask and no state: a server bug.")
+    def broken(ctx):
+        return ctx.input_required()
+
+    @s.tool(description="State-only round, then done.")
+    def checkpoint(ctx):
+        if ctx.state is None:
+            return ctx.input_required(state={"step": 1})
+        return f"resumed at step {ctx.state['step']}"
+
+    @s.tool(description="Asks for a sampling completion (deprecated).")
+    def sample(ctx):
+        if ctx.sampling("s") is None:
+            return ctx.input_required({"s": create_message("Capital of France?")})
+        return ctx.sampling("s").model
+
+    @s.tool(description="Asks for sampling with tools.")
+    def sample_tools(ctx):
+        req = create_message("Use a tool")
+        req.params.tools = [{"name": "t", "inputSchema": {"type": "object"}}]
+        return ctx.input_required({"s": req})
+
+    @s.tool(description="Asks for roots (deprecated).")
+    def roots(ctx):
+        if ctx.roots("r") is None:
+            return ctx.input_required({"r": list_roots()})
+        return ", ".join(r.uri for r in ctx.roots("r").roots)
+
+    @s.tool(description="URL-mode elicitation.")
+    def url_login(ctx):
+        return ctx.input_required({"go": elicit_url("Log in", "https://example.com/login")})
+
+    @s.tool(description="Raises.")
+    def explode(ctx):
+        raise ValueError("secret internals")
+
+    @s.prompt(description="Needs context first.")
+    def briefing(ctx):
+        ans = ctx.elicitation("context")
+        if ans is None:
+            schema = {"type": "object", "properties": {"context": {"type": "string"}}}
+            return ctx.input_required({"context": elicit_form("Context?", schema)})
+        return f"Brief me about {ans.content.get('context')}"
+
+    @s.resource_template("notes://{id}", name="note")
+    def note(ctx):
+        ans = ctx.elicitation("pin")
+        if ans is None:
+            schema = {"type": "object", "properties": {"pin": {"type": "integer"}}}
+            return ctx.input_required({"pin": elicit_form("PIN?", schema)}, state={})
+        return f"note {ctx.uri_params['id']}"
+
+    @s.resource("docs://readme", name="readme")
+    def readme(ctx):
+        return "read me"
+
+    return s
+
+
+@pytest.fixture
+def server() -> McpServer:
+    return build()
+
+
+def accept(**content):
+    return {"action": "accept", "content": content}
+
+
+def retry(first: dict, previous: dict, answers: dict | None, **meta_kw) -> dict:
+    """The retry a correct client sends: same method and params, new id, answers, echoed state."""
+    params = {k: v for k, v in first["params"].items() if k != "_meta"}
+    if answers is not None:
+        params["inputResponses"] = answers
+    if "requestState" in previous:
+        params["requestState"] = previous["requestState"]
+    return request(first["method"], params, **meta_kw)
+
+
+# --- MRTR-R1 / R2 / S1 -------------------------------------------------------------------------
+
+
+def test_mrtr_r1_s1_three_methods_may_answer_input_required(server):
+    """MRTR-R1, MRTR-S1: tools/call, prompts/get and resources/read may return input_required."""
+    for method, params in [
+        ("tools/call", {"name": "greet"}),
+        ("prompts/get", {"name": "briefing"}),
+        ("resources/read", {"uri": "notes://7"}),
+    ]:
+        res = result(run(server, request(method, params, capabilities=FORM)))
+        assert res["resultType"] == c.RESULT_INPUT_REQUIRED, method
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"],
+)
+def test_mrtr_r2_other_methods_never_input_required(server, method):
+    """MRTR-R2: every other request answers complete, even with all capabilities declared."""
+    res = result(run(server, request(method, capabilities=ALL_CAPS)))
+    assert res["resultType"] == c.RESULT_COMPLETE
+    assert "inputRequests" not in res and "requestState" not in res
+
+
+def test_mrtr_r2_core_refuses_input_required_outside_the_three_methods(server):
+    """MRTR-R2: the one place that builds an InputRequiredResult refuses other methods."""
+    from mrtr_kit.server.context import InputRequired
+    from mrtr_kit.server.state import StateBinding
+
+    m = run(server, request("server/discover"))  # a valid RequestMeta to hand in
+    assert m.http_status == 200
+    from mrtr_kit.protocol.models import RequestMeta
+
+    with pytest.raises(RuntimeError, match="may not return input_required"):
+        server._finish(
+            "tools/list",
+            InputRequired({"k": list_roots()}),
+            RequestMeta.model_validate(meta(ALL_CAPS)),
+            StateBinding(None, "d"),
+        )
+
+
+# --- MRTR-S2, S2a, S2b, S3 ---------------------------------------------------------------------
+
+
+def test_mrtr_s2_s2a_s2b_input_requests_are_keyed_bare_requests(server):
+    """MRTR-S2/S2a/S2b: server-chosen unique keys; values are bare {method, params} of the
+    three allowed kinds, with no jsonrpc and no id (§4.1)."""
+    for tool, key, method in [
+        ("greet", "user_name", c.ELICITATION_CREATE),
+        ("sample", "s", c.SAMPLING_CREATE_MESSAGE),
+        ("roots", "r", c.ROOTS_LIST),
+    ]:
+        res = result(run(server, request("tools/call", {"name": tool}, capabilities=ALL_CAPS)))
+        assert list(res["inputRequests"]) == [key]
+        value = res["inputRequests"][key]
+        assert value["method"] == method
+        assert set(value) <= {"method", "params"}
+    greet = result(run(server, request("tools/call", {"name": "greet"}, capabilities=FORM)))
+    assert greet["inputRequests"]["user_name"] == {
+        "method": "elicitation/create",
+        "params": {"message": "What is your name?", "requestedSchema": NAME_SCHEMA},
+    }
+
+
+def test_mrtr_s3_request_state_is_an_opaque_string_that_carries_answers(server):
+    """MRTR-S3: requestState is a server-only string; the second round's state carries the
+    first round's answer forward and differs from the first."""
+    first = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "Luigi's"}}, capabilities=FORM
+    )
+    r1 = result(run(server, first))
+    assert isinstance(r1["requestState"], str)
+    r2 = result(run(server, retry(first, r1, {"who": accept(name="Ann")}, capabilities=FORM)))
+    assert r2["resultType"] == "input_required" and r2["requestState"] != r1["requestState"]
+    r3 = result(run(server, retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)))
+    assert r3["content"][0]["text"] == "Booked Luigi's for Ann"
+
+
+# --- MRTR-S4, S4a, S4b -------------------------------------------------------------------------
+
+
+def _book_round_two(server, principal=None, capabilities=FORM):
+    first = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "L"}}, capabilities=capabilities
+    )
+    r1 = result(run(server, first, principal))
+    r2 = result(
+        run(
+            server,
+            retry(first, r1, {"who": accept(name="Ann")}, capabilities=capabilities),
+            principal,
+        )
+    )
+    return first, r2
+
+
+def test_mrtr_s4_s4a_tampered_state_is_rejected_with_an_error(server):
+    """MRTR-S4/S4a: state that fails verification is rejected: a JSON-RPC error, never a
+    complete result and never a re-prompt."""
+    first, r2 = _book_round_two(server)
+    token = r2["requestState"]
+    for forged in [token + "-TAMPERED", token[:-2], token.replace("v1.", "v2.", 1), "", "null"]:
+        reply = run(
+            server,
+            retry(first, {"requestState": forged}, {"confirm": accept(ok=True)}, capabilities=FORM),
+        )
+        err = error(reply)
+        assert err["code"] == -32602 and err["message"] == "Invalid requestState"
+        assert err["data"] == {"reason": "invalid_request_state"}
+
+
+def _flip_last(token: str) -> str:
+    return token[:-1] + ("A" if token[-1] != "A" else "B")
+
+
+def test_mrtr_s4a_every_rejection_looks_the_same_on_the_wire(server):
+    """MRTR-S4a / SEC-2: forged, expired, cross-principal and cross-request states get one
+    identical error body, so an attacker cannot tell which check failed."""
+    clock = Clock()
+    s = build(clock)
+    first, r2 = _book_round_two(s, principal="alice")
+    answers = {"confirm": accept(ok=True)}
+    bodies = []
+    forged = retry(
+        first, {"requestState": _flip_last(r2["requestState"])}, answers, capabilities=FORM
+    )
+    bodies.append(error(run(s, forged, "alice")))
+    bodies.append(error(run(s, retry(first, r2, answers, capabilities=FORM), "bob")))
+    other = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "X"}}, capabilities=FORM
+    )
+    bodies.append(error(run(s, retry(other, r2, answers, capabilities=FORM), "alice")))
+    clock.t += 3600
+    bodies.append(error(run(s, retry(first, r2, answers, capabilities=FORM), "alice")))
+    assert all(b == bodies[0] for b in bodies), bodies
+
+
+def test_mrtr_s4b_every_state_the_kit_issues_is_integrity_protected(server):
+    """MRTR-S4b: skipping protection is allowed only when tampering is harmless; the kit never
+    relies on that, so flipping any single character of any issued state is rejected."""
+    first, r2 = _book_round_two(server)
+    token = r2["requestState"]
+    for i in range(0, len(token), max(1, len(token) // 40)):
+        flipped = token[:i] + ("A" if token[i] != "A" else "B") + token[i + 1 :]
+        reply = run(
+            server,
+            retry(
+                first, {"requestState": flipped}, {"confirm": accept(ok=True)}, capabilities=FORM
+            ),
+        )
+        assert error(reply)["code"] == -32602, i
+
+
+# --- MRTR-S5a..d --------------------------------------------------------------------------------
+
+
+def test_mrtr_s5a_state_bound_to_principal():
+    """MRTR-S5a: a state presented by a different principal is rejected."""
+    s = build()
+    first, r2 = _book_round_two(s, principal="alice")
+    answers = {"confirm": accept(ok=True)}
+    assert error(run(s, retry(first, r2, answers, capabilities=FORM), "mallory"))["code"] == -32602
+    assert (
+        result(run(s, retry(first, r2, answers, capabilities=FORM), "alice"))["resultType"]
+        == "complete"
+    )
+
+
+def test_mrtr_s5b_state_expires():
+    """MRTR-S5b: a state presented after its expiry (plus the allowed clock skew) is rejected."""
+    clock = Clock()
+    s = build(clock)
+    first, r2 = _book_round_two(s)
+    clock.t += s.states.ttl_s + 60
+    assert (
+        error(run(s, retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)))["code"]
+        == -32602
+    )
+
+
+def test_mrtr_s5c_state_bound_to_the_originating_request(server):
+    """MRTR-S5c: the same state on another tool, other arguments or another method fails."""
+    _first, r2 = _book_round_two(server)
+    answers = {"confirm": accept(ok=True)}
+    for method, params in [
+        ("tools/call", {"name": "book", "arguments": {"restaurant": "Elsewhere"}}),
+        ("tools/call", {"name": "greet"}),
+        ("prompts/get", {"name": "briefing"}),
+    ]:
+        params = dict(params, inputResponses=answers, requestState=r2["requestState"])
+        assert error(run(server, request(method, params, capabilities=FORM)))["code"] == -32602
+
+
+def test_mrtr_s5d_single_use_enforced_server_side(server):
+    """MRTR-S5d: a valid, bound, unexpired state redeemed once cannot be redeemed again."""
+    first, r2 = _book_round_two(server)
+    final = retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)
+    assert result(run(server, final))["content"][0]["text"].startswith("Booked")
+    again = dict(final, id=final["id"] + 100_000)
+    assert error(run(server, again)) == {
+        "code": -32602,
+        "message": "Invalid requestState",
+        "data": {"reason": "invalid_request_state"},
+    }
+
+
+def test_mrtr_s5d_concurrent_redemptions_exactly_one_wins(server):
+    """MRTR-S5d: 20 concurrent retries with one state: exactly one books."""
+    first, r2 = _book_round_two(server)
+    final = retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)
+
+    async def storm():
+        return await asyncio.gather(*(server.handle(dict(final, id=i)) for i in range(20)))
+
+    replies = asyncio.run(storm())
+    assert sum("result" in r.body for r in replies) == 1
+    assert sum(r.body.get("error", {}).get("code") == -32602 for r in replies) == 19
+
+
+# --- MRTR-S6 ------------------------------------------------------------------------------------
+
+
+def test_mrtr_s6_empty_input_required_is_never_sent(server):
+    """MRTR-S6: a handler returning neither requests nor state is a server bug: -32603,
+    not an InputRequiredResult without inputRequests and requestState."""
+    err = error(run(server, request("tools/call", {"name": "broken"})))
+    assert err == {"code": -32603, "message": "Internal error"}
+
+
+def test_mrtr_s6_state_only_round(server):
+    """MRTR-S6: requestState alone is a valid InputRequiredResult ("call me again")."""
+    first = request("tools/call", {"name": "checkpoint"})
+    r1 = result(run(server, first))
+    assert r1["resultType"] == "input_required" and "inputRequests" not in r1
+    assert isinstance(r1["requestState"], str)
+    r2 = result(run(server, retry(first, r1, None)))
+    assert r2["content"][0]["text"] == "resumed at step 1"
+
+
+# --- MRTR-S7 / CAP --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "caps", "required"),
+    [
+        ("greet", {}, {"elicitation": {"form": {}}}),
+        ("greet", {"elicitation": {"url": {}}}, {"elicitation": {"form": {}}}),
+        ("url_login", {"elicitation": {}}, {"elicitation": {"url": {}}}),
+        ("sample", {"elicitation": {}}, {"sampling": {}}),
+        ("sample_tools", {"sampling": {}}, {"sampling": {"tools": {}}}),
+        ("roots", {"sampling": {}}, {"roots": {}}),
+    ],
+)
+def test_mrtr_s7_never_asks_for_an_undeclared_capability(server, tool, caps, required):
+    """MRTR-S7 / CAP-2: an input request of an undeclared kind is never sent; the request
+    gets -32021 naming what is missing, HTTP 400."""
+    reply = run(server, request("tools/call", {"name": tool}, capabilities=caps))
+    assert reply.http_status == 400
+    err = error(reply)
+    assert err["code"] == -32021 and err["data"] == {"requiredCapabilities": required}
+
+
+def test_mrtr_s7_empty_elicitation_object_means_form(server):
+    """MRTR-S7 / §2.9: `elicitation: {}` declares form mode."""
+    res = result(
+        run(server, request("tools/call", {"name": "greet"}, capabilities={"elicitation": {}}))
+    )
+    assert res["resultType"] == "input_required"
+
+
+def test_mrtr_s7_capabilities_come_from_each_round_not_the_first(server):
+    """MRTR-S7 / CAP-1 / CAP-4: a retry that no longer declares elicitation cannot be asked
+    again by form, even though the first round declared it."""
+    first = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "L"}}, capabilities=FORM
+    )
+    r1 = result(run(server, first))
+    reply = run(server, retry(first, r1, {"who": accept(name="Ann")}, capabilities={}))
+    assert reply.http_status == 400 and error(reply)["code"] == -32021
+
+
+# --- MRTR-S8 -------------------------------------------------------------------------------------
+
+
+def test_mrtr_s8_no_pending_state_and_any_instance_serves_the_retry():
+    """MRTR-S8: the server waits for nobody. An unanswered round leaves nothing behind, and a
+    different instance (same key) serves the retry of a round another instance issued."""
+    a, b = build(), build()
+    first = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "L"}}, capabilities=FORM
+    )
+    r1 = result(run(a, first))
+    r2 = result(run(b, retry(first, r1, {"who": accept(name="Ann")}, capabilities=FORM)))
+    r3 = result(run(a, retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)))
+    assert r3["resultType"] == "complete"
+
+
+def test_mrtr_s8_declined_answers_are_asked_again(server):
+    """MRTR-S8 / ELIC-8: a decline or cancel is not an error; this tool asks again."""
+    first = request("tools/call", {"name": "greet"}, capabilities=FORM)
+    for action in ("decline", "cancel"):
+        res = result(
+            run(server, retry(first, {}, {"user_name": {"action": action}}, capabilities=FORM))
+        )
+        assert res["resultType"] == "input_required"
+
+
+# --- MRTR-E1..E4 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [12345, None, [], "yes", True])
+def test_mrtr_e1_input_responses_must_be_an_object(server, bad):
+    """MRTR-E1: inputResponses that is not a map -> -32602 with a message saying so."""
+    msg = request("tools/call", {"name": "greet", "inputResponses": bad}, capabilities=FORM)
+    err = error(run(server, msg))
+    assert err["code"] == -32602 and "inputResponses" in err["message"]
+
+
+@pytest.mark.parametrize("bad", [12345, None, "accept", [1]])
+def test_mrtr_e1_each_response_must_be_an_object(server, bad):
+    """MRTR-E1: a value that is not a result object -> -32602 naming the key."""
+    msg = request(
+        "tools/call", {"name": "greet", "inputResponses": {"user_name": bad}}, capabilities=FORM
+    )
+    err = error(run(server, msg))
+    assert err["code"] == -32602 and "user_name" in err["message"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"action": "maybe"}, {"content": {"name": "x"}}, {"action": "accept", "content": "Ann"}],
+)
+def test_mrtr_e1_responses_must_parse_as_the_requested_kind(server, bad):
+    """MRTR-E1: an answer that does not parse as an ElicitResult -> -32602 naming the key."""
+    msg = request(
+        "tools/call", {"name": "greet", "inputResponses": {"user_name": bad}}, capabilities=FORM
+    )
+    err = error(run(server, msg))
+    assert err["code"] == -32602 and "user_name" in err["message"]
+
+
+def test_mrtr_e2_protocol_problems_get_fitting_codes(server):
+    """MRTR-E2: schema-invalid params -> -32602; an internal failure -> -32603 whose message
+    reveals nothing of the exception."""
+    assert error(run(server, request("tools/call", {"arguments": {}})))["code"] == -32602
+    bad_args = {"name": "book", "arguments": {"restaurant": 7}}
+    err = error(run(server, request("tools/call", bad_args)))
+    assert err["code"] == -32602 and "restaurant" in err["message"]
+    err = error(run(server, request("tools/call", {"name": "explode"})))
+    assert err == {"code": -32603, "message": "Internal error"}
+
+
+def test_mrtr_e3_unrequested_answers_are_ignored(server):
+    """MRTR-E3: extra, unknown entries are ignored: the call completes."""
+    answers = {
+        "user_name": accept(name="Alice"),
+        "unknown_extra_key": {"action": "accept", "content": {"x": 1}},
+        "another_unexpected": {"roots": []},
+    }
+    res = result(
+        run(
+            server,
+            request("tools/call", {"name": "greet", "inputResponses": answers}, capabilities=FORM),
+        )
+    )
+    assert res["content"][0]["text"] == "Hello, Alice!"
+
+
+def test_mrtr_e3_with_state_only_answers_to_asked_keys_reach_the_handler(server):
+    """MRTR-E3 / SEC-6: the round-1 state asked only for `who`; a `confirm` smuggled into the
+    round-2 retry is dropped, so the booking cannot skip its confirmation round."""
+    first = request(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "L"}}, capabilities=FORM
+    )
+    r1 = result(run(server, first))
+    smuggled = {"who": accept(name="Ann"), "confirm": accept(ok=True)}
+    r2 = result(run(server, retry(first, r1, smuggled, capabilities=FORM)))
+    assert r2["resultType"] == "input_required" and list(r2["inputRequests"]) == ["confirm"]
+
+
+def test_mrtr_e4_missing_answers_are_asked_again_not_an_error(server):
+    """MRTR-E4: an answer under the wrong key (no state) -> a new InputRequiredResult."""
+    msg = request(
+        "tools/call",
+        {"name": "greet", "inputResponses": {"wrong_key": accept(name="A")}},
+        capabilities=FORM,
+    )
+    res = result(run(server, msg))
+    assert res["resultType"] == "input_required" and "user_name" in res["inputRequests"]
