@@ -1,0 +1,30 @@
+"""Re-execute notebooks and store their outputs in place: the reference nbval compares against.
+
+Usage, from the project root, with the kit's environment:
+    .venv/bin/python tools/store_outputs.py notebooks/*.ipynb
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def store(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    # The kernel runs in the notebook's folder, as under nbval and JupyterLab. Only cells tagged
+    # raises-exception may fail; any other error stops here with its traceback.
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    nbformat.write(nb, path)
+    print("stored outputs:", path)
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:]:
+        store(Path(arg))
