@@ -393,3 +393,42 @@ def test_http_25_closing_the_stream_cancels_the_handler(live_url):
             if line.startswith("data:"):
                 break  # got the first progress event; now hang up
     assert cancelled.wait(5), "the handler was not cancelled when the client closed the stream"
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": "number", "x-mcp-header": "N"},
+        {"type": "object", "x-mcp-header": "O"},
+        {"type": "string", "x-mcp-header": ""},
+        {"type": "string", "x-mcp-header": "Bad Name"},
+    ],
+)
+def test_http_13_server_refuses_tools_every_client_would_drop(prop):
+    """HTTP-13: an invalid x-mcp-header annotation is refused when the tool is registered."""
+    s = McpServer("strict", state_key=b"s" * 32)
+    with pytest.raises(ValueError, match="x-mcp-header"):
+        s.tool(description="d", input_schema={"type": "object", "properties": {"p": prop}})(
+            lambda ctx: "x"
+        )
+
+
+def test_http_13_case_insensitive_duplicate_headers_refused():
+    """HTTP-13: two annotations naming the same header, ignoring case, are refused."""
+    s = McpServer("strict", state_key=b"s" * 32)
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "x-mcp-header": "Region"},
+            "b": {"type": "string", "x-mcp-header": "region"},
+        },
+    }
+    with pytest.raises(ValueError, match="twice"):
+        s.tool(description="d", input_schema=schema)(lambda ctx: "x")
+
+
+def test_http_14_only_plain_decimals_match_numbers():
+    """HTTP-14: 1e3, nan and inf are not numeric matches for an integer argument."""
+    for text in ("1e3", "nan", "inf", "0x2a"):
+        resp = call_tool("regional", {"count": 1000}, **{"Mcp-Param-Count": text})
+        assert resp.status_code == 400, text

@@ -186,8 +186,8 @@ def test_mrtr_r2_core_refuses_input_required_outside_the_three_methods(server):
 
 
 def test_mrtr_s2_s2a_s2b_input_requests_are_keyed_bare_requests(server):
-    """MRTR-S2/S2a/S2b: server-chosen unique keys; values are bare {method, params} of the
-    three allowed kinds, with no jsonrpc and no id (§4.1)."""
+    """MRTR-S2, MRTR-S2a, MRTR-S2b: server-chosen unique keys; values are bare
+    {method, params} of the three allowed kinds, with no jsonrpc and no id (§4.1)."""
     for tool, key, method in [
         ("greet", "user_name", c.ELICITATION_CREATE),
         ("sample", "s", c.SAMPLING_CREATE_MESSAGE),

@@ -108,12 +108,27 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile("^" + "".join(out) + "$")
 
 
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
+
+
 def _header_params(schema: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """x-mcp-header annotations of top-level properties: header name -> (argument, type)."""
+    """x-mcp-header annotations of top-level properties: header name -> (argument, type).
+
+    Refuses at registration what every client must drop from tools/list (HTTP-13): empty or
+    non-token names, case-insensitive duplicates, types other than string/integer/boolean.
+    """
     found: dict[str, tuple[str, str]] = {}
     for arg, prop in (schema.get("properties") or {}).items():
-        if isinstance(prop, dict) and isinstance(prop.get("x-mcp-header"), str):
-            found[prop["x-mcp-header"]] = (arg, str(prop.get("type", "string")))
+        if not isinstance(prop, dict) or "x-mcp-header" not in prop:
+            continue
+        header, kind = prop["x-mcp-header"], prop.get("type")
+        if not isinstance(header, str) or not _TOKEN.match(header):
+            raise ValueError(f"x-mcp-header of {arg!r} must be a non-empty HTTP token")
+        if kind not in ("string", "integer", "boolean"):
+            raise ValueError(f"x-mcp-header on {arg!r} needs type string, integer or boolean")
+        if header.lower() in {h.lower() for h in found}:
+            raise ValueError(f"x-mcp-header {header!r} is used twice (names ignore case)")
+        found[header] = (arg, kind)
     return found
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..protocol import constants as c
 from ..protocol import errors
 
 _SENTINEL_START, _SENTINEL_END = "=?base64?", "?="
+_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 
 
 def _valid_chars(value: str) -> bool:
@@ -104,8 +105,7 @@ def _same_param(header: str, value: Any) -> bool:
     if isinstance(value, bool):
         return header == ("true" if value else "false")
     if isinstance(value, int | float):
-        try:  # HTTP-14: compare numbers numerically, so "42" matches 42.0
-            return math.isclose(float(header), float(value), rel_tol=0, abs_tol=0)
-        except ValueError:
-            return False
+        # HTTP-14: compare numbers numerically, so "42" matches 42.0; only plain decimals,
+        # never "1e3", "nan" or "inf".
+        return _DECIMAL.match(header) is not None and float(header) == float(value)
     return header == str(value)

@@ -1,0 +1,254 @@
+"""The HTTP headers a client sends with each request, and the ``tools/list`` filter that keeps
+only tools whose headers it can compute (digest §3.2). Pure functions, no I/O.
+
+* ``request_headers`` — ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and
+  ``Mcp-Param-*`` for one JSON-RPC request (HTTP-4, HTTP-7, HTTP-11, HTTP-12).
+* ``encode_header_value`` / ``param_header_value`` — the value encoding of HTTP-9.
+* ``header_annotations`` / ``filter_tools`` — where a tool's ``x-mcp-header`` annotations
+  point, and dropping tools whose annotations are invalid (HTTP-13).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import constants as c
+from .errors import HeaderValueError
+
+log = logging.getLogger("mrtr_kit.client")
+
+# A property path from the schema root, e.g. ("region",) or ("target", "region").
+PropertyPath = tuple[str, ...]
+# What a valid tool's annotations give: property path -> header suffix (``Mcp-Param-<suffix>``).
+HeaderMap = dict[PropertyPath, str]
+
+_SENTINEL_START, _SENTINEL_END = "=?base64?", "?="
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_HEADER_TYPES = ("string", "integer", "boolean")
+MAX_SAFE_INTEGER = 2**53 - 1  # HTTP-13: integers must survive a JavaScript number
+# JSON Schema keywords whose values are subschemas. An annotation found under any of them is
+# not reachable "purely through properties" (HTTP-13). Data keywords (default, const, enum,
+# examples) are never walked: a key named x-mcp-header inside data is not an annotation.
+_SUBSCHEMA_KEYWORDS = frozenset(
+    [
+        "items",
+        "prefixItems",
+        "contains",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+    ]
+)
+_SUBSCHEMA_MAPS = frozenset(["$defs", "definitions", "patternProperties", "dependentSchemas"])
+
+
+# --- HTTP-9: value encoding ---------------------------------------------------------------
+
+
+def _is_plain(value: str) -> bool:
+    """Plain header-safe ASCII: printable 0x20-0x7E, no leading or trailing space.
+
+    HTTP-9 also lets a tab through, but the conformance suite expects tabs encoded
+    (CONFORMANCE §7.4) and encoding is always safe, so a tab makes a value non-plain here.
+    """
+    printable = all(0x20 <= ord(ch) <= 0x7E for ch in value)
+    return printable and value == value.strip(" ")
+
+
+def _looks_encoded(value: str) -> bool:
+    return value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END)
+
+
+def encode_header_value(value: str) -> str:
+    """``value`` as it goes into ``Mcp-Name`` or ``Mcp-Param-*`` (HTTP-9).
+
+    Plain ASCII passes unchanged (``""`` stays an empty, present header). Anything else —
+    non-ASCII, control characters, tab, CR/LF, leading/trailing space, or a plain value that
+    itself looks like the sentinel — is sent as ``=?base64?<base64 of UTF-8>?=``.
+    """
+    if _is_plain(value) and not _looks_encoded(value):
+        return value
+    return _SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SENTINEL_END
+
+
+def param_header_value(value: Any) -> str | None:
+    """An argument value as an ``Mcp-Param-*`` value; ``None`` means "send no header" (HTTP-12).
+
+    Strings are encoded per HTTP-9, integers in decimal, booleans as ``true``/``false``.
+    """
+    if value is None:
+        return None  # HTTP-12: absent or null -> no header
+    if isinstance(value, bool):  # before int: True is an int in Python
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 42.0 in a JSON body is the integer 42
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise HeaderValueError(f"integer {value} is outside ±(2^53-1) (HTTP-13)")
+        return str(value)
+    if isinstance(value, str):
+        return encode_header_value(value)
+    raise HeaderValueError(
+        f"a {type(value).__name__} cannot go into an Mcp-Param header; "
+        "only strings, integers and booleans can (HTTP-9)"
+    )
+
+
+# --- HTTP-13: which x-mcp-header annotations are valid ----------------------------------
+
+
+class InvalidHeaderAnnotation(ValueError):
+    """A tool's ``x-mcp-header`` annotation breaks HTTP-13; ``str(exc)`` is the reason."""
+
+
+def _check_header_name(name: Any, where: str) -> str:
+    if not isinstance(name, str) or name == "":
+        raise InvalidHeaderAnnotation(f"{where}: x-mcp-header must be a non-empty string")
+    bad = [ch for ch in name if ch not in _TCHAR]
+    if bad:
+        raise InvalidHeaderAnnotation(
+            f"{where}: x-mcp-header {name!r} is not an HTTP token (bad character {bad[0]!r})"
+        )
+    return name
+
+
+Found = list[tuple[PropertyPath | None, dict[str, Any]]]
+
+
+def _walk(schema: Any, path: PropertyPath | None, found: Found) -> None:
+    """Collect every annotated subschema with its property path; the path is ``None`` once
+    the walk has gone through any keyword other than ``properties``."""
+    if isinstance(schema, list):
+        for item in schema:
+            _walk(item, None, found)
+        return
+    if not isinstance(schema, dict):
+        return
+    if "x-mcp-header" in schema:
+        found.append((path, schema))
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            for prop, sub in value.items():
+                _walk(sub, (*path, prop) if path is not None else None, found)
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            for sub in value.values():
+                _walk(sub, None, found)
+        elif key in _SUBSCHEMA_KEYWORDS:
+            _walk(value, None, found)
+
+
+def header_annotations(input_schema: Any) -> HeaderMap:
+    """Property path -> header suffix for every ``x-mcp-header`` in a tool's ``inputSchema``.
+
+    Raises ``InvalidHeaderAnnotation`` when any annotation breaks HTTP-13: empty or not an
+    RFC 9110 token (which also excludes space, ``:``, CR/LF, control and non-ASCII
+    characters); a case-insensitive duplicate; on a type other than string, integer or
+    boolean (``number`` is rejected, as the conformance suite requires, CONFORMANCE §2.1);
+    or not reachable from the root through ``properties`` alone.
+    """
+    found: Found = []
+    _walk(input_schema, (), found)
+    result: HeaderMap = {}
+    seen: dict[str, PropertyPath] = {}
+    for path, prop in found:
+        if not path:  # None (under items, anyOf, $ref target, ...) or the root itself
+            raise InvalidHeaderAnnotation(
+                "x-mcp-header must sit on a property reachable from the root through "
+                "'properties' only"
+            )
+        where = "property " + ".".join(path)
+        name = _check_header_name(prop["x-mcp-header"], where)
+        kind = prop.get("type")
+        if kind not in _HEADER_TYPES:
+            raise InvalidHeaderAnnotation(
+                f"{where}: x-mcp-header on type {kind!r}; only string, integer or boolean"
+            )
+        if name.lower() in seen:
+            raise InvalidHeaderAnnotation(
+                f"{where}: x-mcp-header {name!r} duplicates one on property "
+                f"{'.'.join(seen[name.lower()])} (names are case-insensitive)"
+            )
+        seen[name.lower()] = path
+        result[path] = name
+    return result
+
+
+@dataclass(frozen=True)
+class RejectedTool:
+    """A tool left out of the client's ``tools/list`` view, and why (HTTP-13)."""
+
+    name: str
+    reason: str
+
+
+def filter_tools(tools: list[Any]) -> tuple[list[dict[str, Any]], list[RejectedTool]]:
+    """Split a ``tools/list`` page into usable tools and rejected ones, warning for each
+    rejection with the tool and the reason (HTTP-13: MUST drop, SHOULD log)."""
+    kept: list[dict[str, Any]] = []
+    rejected: list[RejectedTool] = []
+    for tool in tools:
+        name = str(tool.get("name")) if isinstance(tool, dict) else repr(tool)
+        try:
+            if not isinstance(tool, dict):
+                raise InvalidHeaderAnnotation("a tool must be a JSON object")
+            header_annotations(tool.get("inputSchema"))
+        except InvalidHeaderAnnotation as exc:
+            log.warning("dropping tool %r from tools/list: %s", name, exc)
+            rejected.append(RejectedTool(name, str(exc)))
+        else:
+            kept.append(tool)
+    return kept, rejected
+
+
+# --- HTTP-4 / HTTP-7 / HTTP-11 / HTTP-12: the headers of one request ----------------------
+
+
+def _lookup(arguments: Any, path: PropertyPath) -> Any:
+    value = arguments
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def request_headers(
+    request: Mapping[str, Any], header_map: HeaderMap | None = None
+) -> dict[str, str]:
+    """The MCP headers for one JSON-RPC request.
+
+    Every request: ``MCP-Protocol-Version`` (equal to ``_meta``'s, HTTP-7) and ``Mcp-Method``.
+    ``tools/call``, ``prompts/get``, ``resources/read`` — first attempts and retries alike
+    (HTTP-11) — add ``Mcp-Name``; ``tools/call`` adds one ``Mcp-Param-<Name>`` per annotated
+    argument present and non-null in the body (HTTP-12), using the tool's ``header_map``.
+    """
+    params = request.get("params") or {}
+    meta = params.get("_meta") or {}
+    headers = {
+        c.HEADER_PROTOCOL_VERSION: str(meta.get(c.META_PROTOCOL_VERSION, "")),
+        c.HEADER_METHOD: str(request["method"]),
+    }
+    method = request["method"]
+    if method in c.MRTR_METHODS:
+        target = params.get("uri" if method == "resources/read" else "name")
+        if isinstance(target, str):
+            headers[c.HEADER_NAME] = encode_header_value(target)
+    if method == "tools/call" and header_map:
+        arguments = params.get("arguments") or {}
+        for path, suffix in header_map.items():
+            value = param_header_value(_lookup(arguments, path))
+            if value is not None:
+                headers[c.HEADER_PARAM_PREFIX + suffix] = value
+    return headers

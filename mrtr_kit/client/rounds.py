@@ -1,0 +1,469 @@
+"""Sans-IO client rounds: build requests, read results, build MRTR retries. No I/O at all.
+
+This module is where the client rules of 2026-07-28 live, each in one place:
+
+* fresh JSON-RPC ids (CORE-3, MRTR-C3) and fresh ``_meta`` (CORE-10, CORE-12)
+  on every request — ``RequestFactory``;
+* reading a result: missing ``resultType`` = complete (RT-2), unknown ones rejected (RT-3),
+  ``input_required`` only from the three MRTR methods (MRTR-R3), never an empty one
+  (MRTR-S6) — ``interpret_result``;
+* one logical call across its rounds — ``MrtrCall``: same method and target (MRTR-C5),
+  an answer for every requested key and nothing else (MRTR-C1, MRTR-C6), ``requestState``
+  echoed untouched or left out (MRTR-C2), state private to the call (MRTR-C4), a round
+  limit (MRTR-C7); decline/cancel are ordinary answers (MRTR-C8);
+* what may be cached (MRTR-C9) — ``may_cache``; version negotiation (VER-2) —
+  ``choose_version``.
+
+A transport (``session.McpClient``, or a notebook cell) moves the dicts this module builds.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel
+
+from .. import __version__
+from ..protocol import constants as c
+from ..protocol.errors import UNSUPPORTED_PROTOCOL_VERSION
+from ..protocol.models import Implementation
+from .errors import (
+    InvalidAnswers,
+    McpRemoteError,
+    NoMutualVersion,
+    ProtocolViolation,
+    TooManyRounds,
+)
+
+DEFAULT_MAX_ROUNDS = 10  # MRTR-C7 (KIT): rounds per logical call before the client gives up
+DEFAULT_CLIENT_INFO = Implementation(name="mrtr-kit-client", version=__version__)
+RESERVED_CALL_PARAMS = ("_meta", "inputResponses", "requestState")
+
+
+# --- every request: ids and _meta -------------------------------------------------------------
+
+
+def client_capabilities(
+    *, form: bool = False, url: bool = False, sampling: bool = False, roots: bool = False
+) -> dict[str, Any]:
+    """The ``clientCapabilities`` object for the input kinds a client can answer (§2.9).
+
+    Every value is a JSON object (``{}``), never ``true``: servers and the conformance suite
+    read the object form. ``elicitation`` is declared only with at least one mode (CAP-3).
+    """
+    caps: dict[str, Any] = {}
+    modes = {name: {} for name, on in (("form", form), ("url", url)) if on}
+    if modes:
+        caps["elicitation"] = modes
+    if sampling:
+        caps["sampling"] = {}
+    if roots:
+        caps["roots"] = {}
+    return caps
+
+
+class RequestFactory:
+    """Builds the JSON-RPC requests of one client: a fresh id and a fresh ``_meta`` each time.
+
+    ``protocol_version`` may change after version negotiation (VER-2); every later request
+    then carries the new one. ``client_info=None`` sends no ``clientInfo`` (CORE-12 allows
+    a client to be configured not to).
+    """
+
+    def __init__(
+        self,
+        *,
+        protocol_version: str = c.PROTOCOL_VERSION,
+        capabilities: Mapping[str, Any] | None = None,
+        client_info: Implementation | Mapping[str, Any] | None = DEFAULT_CLIENT_INFO,
+        first_id: int = 1,
+    ) -> None:
+        caps = dict(capabilities or {})
+        for name, value in caps.items():
+            if not isinstance(value, dict):
+                raise ValueError(f"capability {name!r} must be a JSON object such as {{}}")
+        self.protocol_version = protocol_version
+        self.capabilities = caps
+        if isinstance(client_info, BaseModel):
+            client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+        self.client_info = dict(client_info) if client_info is not None else None
+        self._ids: Iterator[int] = itertools.count(first_id)
+
+    def next_id(self) -> int:
+        """A JSON-RPC id never used before by this client (CORE-3, MRTR-C3)."""
+        return next(self._ids)
+
+    def meta(self) -> dict[str, Any]:
+        """A new ``_meta`` object (CORE-10, CORE-12); deep copies, so no two requests share
+        a mutable part."""
+        meta: dict[str, Any] = {
+            c.META_PROTOCOL_VERSION: self.protocol_version,
+            c.META_CLIENT_CAPABILITIES: copy.deepcopy(self.capabilities),
+        }
+        if self.client_info is not None:
+            meta[c.META_CLIENT_INFO] = copy.deepcopy(self.client_info)
+        return meta
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        extra_meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``{"jsonrpc", "id", "method", "params": {"_meta": ..., **params}}``.
+
+        ``params`` always exists because ``_meta`` is required (CORE-7). ``extra_meta`` adds
+        optional keys such as ``progressToken`` or ``io.modelcontextprotocol/logLevel``.
+        """
+        meta = self.meta()
+        for key, value in (extra_meta or {}).items():
+            if key in (c.META_PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES):
+                raise ValueError(f"{key} is set by the client itself (CORE-10)")
+            meta[key] = copy.deepcopy(value)
+        body = {k: v for k, v in (params or {}).items() if k != "_meta"}
+        return {
+            "jsonrpc": "2.0",
+            "id": self.next_id(),
+            "method": method,
+            "params": {"_meta": meta, **body},
+        }
+
+
+# --- reading a response -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Complete:
+    """A final result (``resultType`` ``"complete"``, or absent: RT-2)."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NeedsInput:
+    """An ``InputRequiredResult``: what the server asks for, and the state to echo.
+
+    ``input_requests`` is ``{}`` for a state-only result ("call me again", MRTR-C1).
+    ``request_state`` is the very string object received, or ``None`` when the result had
+    none (MRTR-C2).
+    """
+
+    input_requests: dict[str, dict[str, Any]]
+    request_state: str | None
+    result: dict[str, Any]
+
+    @property
+    def is_state_only(self) -> bool:
+        return not self.input_requests
+
+
+Outcome = Complete | NeedsInput
+
+
+def result_of(response: Mapping[str, Any], *, http_status: int | None = None) -> dict[str, Any]:
+    """The ``result`` of a JSON-RPC response; an ``error`` is raised as ``McpRemoteError``
+    carrying the peer's code, message and data (ERR-4)."""
+    if "error" in response:
+        raise McpRemoteError.from_error_object(response["error"], http_status=http_status)
+    result = response.get("result")
+    if not isinstance(result, dict):
+        raise ProtocolViolation(f"a response needs a result object or an error: {response!r}")
+    return result
+
+
+def interpret_result(method: str, result: Any) -> Outcome:
+    """Classify the result of a ``method`` request (§2.5, §5, §6.5)."""
+    if not isinstance(result, dict):
+        raise ProtocolViolation(f"{method}: result must be a JSON object")
+    result_type = result.get("resultType", c.RESULT_COMPLETE)  # RT-2: absent = complete
+    if result_type == c.RESULT_COMPLETE:
+        return Complete(result)
+    if result_type != c.RESULT_INPUT_REQUIRED:
+        # RT-3: no extension adding result types is negotiated by this client.
+        raise ProtocolViolation(f"{method}: unknown resultType {result_type!r} (RT-3)")
+    if method not in c.MRTR_METHODS:
+        raise ProtocolViolation(f"{method} may not answer input_required (MRTR-R3)")
+
+    requests = result.get("inputRequests", {})
+    if not isinstance(requests, dict):
+        raise ProtocolViolation(f"{method}: inputRequests must be an object")
+    for key, request in requests.items():
+        # MRTR-S2b: each value is a bare {method, params} of one of three kinds.
+        if not isinstance(request, dict) or request.get("method") not in c.INPUT_REQUEST_METHODS:
+            raise ProtocolViolation(
+                f"{method}: inputRequests[{key!r}] is not an elicitation/create, "
+                "sampling/createMessage or roots/list request (MRTR-S2b)"
+            )
+    if "requestState" in result and not isinstance(result["requestState"], str):
+        raise ProtocolViolation(f"{method}: requestState must be a string")
+    state = result.get("requestState")
+    if not requests and state is None:
+        raise ProtocolViolation(
+            f"{method}: input_required with neither inputRequests nor requestState (MRTR-S6)"
+        )
+    return NeedsInput(dict(requests), state, result)
+
+
+# --- one logical call across its rounds ---------------------------------------------------------
+
+
+class CallStatus(Enum):
+    NEW = "new"  # nothing sent yet
+    AWAITING = "awaiting"  # a request is out, its response not yet received
+    INPUT_REQUIRED = "input_required"  # the server asked for input; retry next
+    COMPLETE = "complete"  # done: ``result`` holds the answer
+    FAILED = "failed"  # the server answered with a JSON-RPC error
+
+
+def answer_to_wire(answer: Any) -> Any:
+    """Accept pydantic answers (``ElicitResult`` etc.) as well as plain dicts."""
+    if isinstance(answer, BaseModel):
+        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return answer
+
+
+class MrtrCall:
+    """One logical ``tools/call``, ``prompts/get`` or ``resources/read`` and all its rounds.
+
+    Sans-IO: ``first_request()`` and ``retry_request(answers)`` return request dicts,
+    ``receive(response)`` takes the response dict. Whatever moves them decides how.
+
+    The call owns its ``inputRequests`` and ``requestState``; nothing is shared with other
+    calls, so a parallel call can never pick up another's state (MRTR-C4).
+    """
+
+    def __init__(
+        self,
+        factory: RequestFactory,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if method not in c.MRTR_METHODS:
+            raise ValueError(f"{method} is not one of {sorted(c.MRTR_METHODS)}")
+        reserved = [k for k in RESERVED_CALL_PARAMS if k in params]
+        if reserved:
+            raise ValueError(f"params must not contain {reserved}: each round adds its own")
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        self.method = method
+        # MRTR-C5: a private deep copy, so every round repeats exactly the original params
+        # even if the caller later mutates the dict it passed in.
+        self._params = copy.deepcopy(dict(params))
+        self.max_rounds = max_rounds
+        self.extra_meta = dict(meta or {})  # e.g. a progressToken, added to every round's _meta
+        self.rounds = 0  # rounds sent so far (a resend of the same round does not count)
+        self.status = CallStatus.NEW
+        self.outcome: Outcome | None = None
+        self._factory = factory
+        self._answers: dict[str, Any] | None = None  # for the round being sent
+        self._state: str | None = None  # for the round being sent
+        self._pending_id: Any = None
+
+    # -- constructors for the three MRTR methods ----------------------------------------------
+
+    @classmethod
+    def tool(
+        cls,
+        factory: RequestFactory,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        **kw: Any,
+    ) -> MrtrCall:
+        return cls(factory, "tools/call", {"name": name, "arguments": dict(arguments or {})}, **kw)
+
+    @classmethod
+    def prompt(
+        cls,
+        factory: RequestFactory,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        **kw: Any,
+    ) -> MrtrCall:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return cls(factory, "prompts/get", params, **kw)
+
+    @classmethod
+    def resource(cls, factory: RequestFactory, uri: str, **kw: Any) -> MrtrCall:
+        return cls(factory, "resources/read", {"uri": uri}, **kw)
+
+    # -- what the call knows -----------------------------------------------------------------
+
+    @property
+    def target(self) -> str | None:
+        """The tool or prompt name, or the resource URI."""
+        return self._params.get("uri" if self.method == "resources/read" else "name")
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """A copy of the original params (no ``_meta``, answers or state)."""
+        return copy.deepcopy(self._params)
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The final result once the call is complete, else ``None``."""
+        return self.outcome.result if isinstance(self.outcome, Complete) else None
+
+    @property
+    def input_required(self) -> NeedsInput | None:
+        """The latest ``InputRequiredResult`` while the call waits for answers, else ``None``."""
+        if self.status is CallStatus.INPUT_REQUIRED and isinstance(self.outcome, NeedsInput):
+            return self.outcome
+        return None
+
+    @property
+    def is_complete(self) -> bool:
+        return self.status is CallStatus.COMPLETE
+
+    # -- building requests -------------------------------------------------------------------
+
+    def first_request(self) -> dict[str, Any]:
+        """Round 1: the original request, with no answers and no state."""
+        if self.status is not CallStatus.NEW:
+            raise RuntimeError("first_request() was already called for this call")
+        self.rounds = 1
+        return self._send()
+
+    def retry_request(self, answers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The next round, answering the latest ``inputRequests``.
+
+        ``answers`` maps each requested key to its answer (a dict, or an ``ElicitResult`` /
+        ``CreateMessageResult`` / ``ListRootsResult``). A declined or cancelled elicitation
+        is an answer like any other (MRTR-C8). For a state-only result pass nothing.
+        """
+        needs = self.input_required
+        if needs is None:
+            raise RuntimeError(f"nothing to retry: the call is {self.status.value}")
+        if self.rounds >= self.max_rounds:  # MRTR-C7
+            raise TooManyRounds(self.method, self.target, self.max_rounds)
+        self._answers = self._check_answers(needs, answers)
+        self._state = needs.request_state  # MRTR-C2: the received object itself, or None
+        self.rounds += 1
+        return self._send()
+
+    def resend_request(self) -> dict[str, Any]:
+        """The current round again under a fresh id and ``_meta`` — after version
+        negotiation (VER-2) or a lost response stream (HTTP-26). Not a new round."""
+        if self.status not in (CallStatus.AWAITING, CallStatus.FAILED):
+            raise RuntimeError(f"nothing to resend: the call is {self.status.value}")
+        return self._send()
+
+    def _check_answers(
+        self, needs: NeedsInput, answers: Mapping[str, Any] | None
+    ) -> dict[str, Any] | None:
+        given = {key: answer_to_wire(value) for key, value in (answers or {}).items()}
+        asked = set(needs.input_requests)
+        missing = asked - set(given)
+        unexpected = set(given) - asked
+        if missing or unexpected:
+            # MRTR-C1/C6: every requested key answered; MRTR-C4/C6: nothing else — an extra key
+            # is usually an answer meant for another call or an earlier round.
+            raise InvalidAnswers(
+                f"answers must cover exactly the requested keys {sorted(asked)}; "
+                f"missing {sorted(missing)}, unexpected {sorted(unexpected)} (MRTR-C1, MRTR-C6)",
+                missing=missing,
+                unexpected=unexpected,
+            )
+        not_objects = [key for key, value in given.items() if not isinstance(value, dict)]
+        if not_objects:
+            raise InvalidAnswers(
+                f"answers {sorted(not_objects)} must be JSON objects (ElicitResult, "
+                "CreateMessageResult or ListRootsResult)",
+                problems={key: "not an object" for key in not_objects},
+            )
+        return given or None  # a state-only round sends no inputResponses at all
+
+    def _send(self) -> dict[str, Any]:
+        params = copy.deepcopy(self._params)  # MRTR-C5: same method, name/uri, arguments
+        if self._answers is not None:
+            params["inputResponses"] = copy.deepcopy(self._answers)
+        if self._state is not None:
+            # MRTR-C2: the exact string received — not parsed, not copied, not re-encoded.
+            # When the last result had no requestState, the key is absent (never null).
+            params["requestState"] = self._state
+        # A fresh id (MRTR-C3) and a fresh _meta (CORE-10) on every round.
+        request = self._factory.request(self.method, params, self.extra_meta)
+        self._pending_id = request["id"]
+        self.status = CallStatus.AWAITING
+        return request
+
+    # -- reading the response ----------------------------------------------------------------
+
+    def receive(self, response: Mapping[str, Any], *, http_status: int | None = None) -> Outcome:
+        """Take the JSON-RPC response to the last request built; return what it means.
+
+        Raises ``McpRemoteError`` for an error response (``http_status`` is kept on it) and
+        ``ProtocolViolation`` for a result the protocol does not allow.
+        """
+        if self.status is not CallStatus.AWAITING:
+            raise RuntimeError(f"no request is awaiting a response: the call is {self.status}")
+        rid = response.get("id")
+        if rid is not None and rid != self._pending_id:  # CORE-4: responses echo the id
+            raise ProtocolViolation(f"response id {rid!r} != request id {self._pending_id!r}")
+        try:
+            outcome = interpret_result(self.method, result_of(response, http_status=http_status))
+        except (McpRemoteError, ProtocolViolation):
+            self.status = CallStatus.FAILED
+            raise
+        self.outcome = outcome
+        complete = isinstance(outcome, Complete)
+        self.status = CallStatus.COMPLETE if complete else CallStatus.INPUT_REQUIRED
+        return outcome
+
+    def __repr__(self) -> str:
+        return (
+            f"<MrtrCall {self.method} {self.target!r} round {self.rounds}/{self.max_rounds} "
+            f"{self.status.value}>"
+        )
+
+
+# --- helpers for the transport -------------------------------------------------------------------
+
+
+def choose_version(error: McpRemoteError, ours: Sequence[str]) -> str:
+    """After ``-32022``: the first of our versions (in preference order) the server lists in
+    ``data.supported`` (VER-2). Raises ``NoMutualVersion`` when none fits."""
+    if error.code != UNSUPPORTED_PROTOCOL_VERSION:
+        raise ValueError(f"not an UnsupportedProtocolVersion error: {error.code}")
+    data = error.data if isinstance(error.data, dict) else {}
+    supported = data.get("supported")
+    if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
+        raise ProtocolViolation("-32022 error without a data.supported string list (ERR-1)")
+    for version in ours:
+        if version in supported:
+            return version
+    raise NoMutualVersion(ours, supported)
+
+
+def may_cache(request: Mapping[str, Any], outcome: Outcome) -> bool:
+    """Whether a cache may keep this result (MRTR-C9).
+
+    Never an ``input_required`` result (CACHE-2), never the result of a request that carried
+    ``inputResponses`` or ``requestState`` — its inputs are not in any cache key (CACHE-3) —
+    and only for the cacheable methods (CACHE-1, CACHE-6). The kit's session caches nothing;
+    this is the rule a caching client would apply.
+    """
+    if not isinstance(outcome, Complete):
+        return False
+    params = request.get("params") or {}
+    if "inputResponses" in params or "requestState" in params:
+        return False
+    return request.get("method") in c.CACHEABLE_METHODS
+
+
+def state_only_delay(consecutive: int, *, base_s: float = 0.05, cap_s: float = 2.0) -> float:
+    """Seconds to wait before retrying after the ``consecutive``-th state-only result in a row:
+    exponential backoff, so a server that keeps saying "call me again" is not hammered
+    (MRTR-C7)."""
+    if consecutive < 1:
+        return 0.0
+    return min(cap_s, base_s * 2 ** (consecutive - 1))

@@ -1,0 +1,556 @@
+"""``McpClient``: the async HTTP edge around the sans-IO rounds of ``rounds.py``.
+
+The same code runs over ``httpx.ASGITransport(app)`` (the server in this process: notebooks,
+fast tests) and over real TCP (``McpClient("http://127.0.0.1:8765/mcp")``).
+
+Two ways to run an MRTR call:
+
+* automatic — ``await client.call_tool(name, args)``: every input request goes to the
+  registered handler, the retry is sent, until the result is complete or the round limit
+  (MRTR-C7) is hit;
+* one round at a time — ``call = await client.begin_tool_call(name, args)``; look at
+  ``call.input_required``; later ``await client.continue_call(call, {"key": answer})``.
+  The ``MrtrCall`` object is the handle: it holds that call's state and nothing else's.
+
+Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for display.
+
+Caching (MRTR-C9): the session caches no results at all, so it can never serve a result
+obtained with ``inputResponses``/``requestState``. It only remembers, from the latest
+``tools/list``, each tool's ``x-mcp-header`` map, needed to send ``Mcp-Param-*`` headers
+(HTTP-12); ``TraceRecord.cacheable`` shows what a caching client would be allowed to keep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import itertools
+import json
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from ..protocol import constants as c
+from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from ..protocol.models import Implementation
+from .answers import (
+    AnswerContext,
+    AnswerHandlers,
+    FormHandler,
+    RootsHandler,
+    SamplingHandler,
+    UrlHandler,
+    check_answer,
+)
+from .errors import (
+    McpRemoteError,
+    ProtocolViolation,
+    ToolRejected,
+    TransportError,
+)
+from .headers import HeaderMap, RejectedTool, filter_tools, header_annotations, request_headers
+from .rounds import (
+    DEFAULT_CLIENT_INFO,
+    DEFAULT_MAX_ROUNDS,
+    MrtrCall,
+    NeedsInput,
+    Outcome,
+    RequestFactory,
+    choose_version,
+    interpret_result,
+    may_cache,
+    result_of,
+    state_only_delay,
+)
+from .sse import SseDecoder
+
+# HTTP-3 (and KIT-HTTP-A): the body is JSON; the answer may be JSON or an SSE stream.
+BASE_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+NotificationCallback = Callable[[dict[str, Any]], Awaitable[None] | None]
+MAX_PAGES = 100  # a list that keeps handing out cursors is a broken server
+
+
+@dataclass
+class TraceRecord:
+    """One HTTP exchange: what was sent, and what came back."""
+
+    call: int  # which logical operation (all rounds of one MrtrCall share the number)
+    round: int  # round within that call; 1 for plain requests
+    method: str
+    request: dict[str, Any]
+    headers: dict[str, str]
+    http_status: int | None = None
+    content_type: str | None = None
+    response: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+    cacheable: bool = False  # whether a cache could keep this result (MRTR-C9); never used
+    error: str | None = None  # a local failure while exchanging, if any
+
+
+def _error_code(response: Mapping[str, Any]) -> int | None:
+    error = response.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class McpClient:
+    """An MCP 2026-07-28 client over Streamable HTTP, with MRTR.
+
+    ``elicitation`` / ``url_elicitation`` / ``sampling`` / ``roots`` are answer handlers
+    (see ``answers.py``); the client declares exactly the capabilities it has handlers for.
+    Pass ``transport=httpx.ASGITransport(app)`` to talk to an app in this process, or an
+    ``http_client`` you manage yourself.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        elicitation: FormHandler | None = None,
+        url_elicitation: UrlHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        on_notification: NotificationCallback | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 30.0,
+        client_info: Implementation | Mapping[str, Any] | None = DEFAULT_CLIENT_INFO,
+        protocol_version: str = c.PROTOCOL_VERSION,
+        supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        state_only_backoff_s: float = 0.05,
+    ) -> None:
+        if http_client is not None and transport is not None:
+            raise ValueError("pass http_client or transport, not both")
+        self.url = url  # POSTed to exactly as given (CONFORMANCE §7.1)
+        self._handlers = AnswerHandlers(elicitation, url_elicitation, sampling, roots)
+        self._factory = RequestFactory(
+            protocol_version=protocol_version,
+            capabilities=self._handlers.capabilities(),
+            client_info=client_info,
+        )
+        self.supported_versions = supported_versions
+        self.max_rounds = max_rounds
+        self.state_only_backoff_s = state_only_backoff_s
+        self.on_notification = on_notification
+        self.trace: list[TraceRecord] = []
+        self.tools: dict[str, dict[str, Any]] = {}  # the usable tools of the latest tools/list
+        self.rejected_tools: dict[str, RejectedTool] = {}  # dropped by HTTP-13
+        self._header_maps: dict[str, HeaderMap] = {}
+        self._http = http_client or httpx.AsyncClient(transport=transport, timeout=timeout)
+        self._owns_http = http_client is None
+        self._numbers = itertools.count(1)
+        self._call_numbers: weakref.WeakKeyDictionary[MrtrCall, int] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def for_app(cls, app: Any, url: str = "http://localhost/mcp", **kw: Any) -> McpClient:
+        """A client for an ASGI app in this process (no socket), e.g. ``create_app(server)``."""
+        return cls(url, transport=httpx.ASGITransport(app), **kw)
+
+    async def __aenter__(self) -> McpClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    # -- configuration ----------------------------------------------------------------------
+
+    @property
+    def handlers(self) -> AnswerHandlers:
+        return self._handlers
+
+    @handlers.setter
+    def handlers(self, handlers: AnswerHandlers) -> None:
+        """Swap the answer handlers; later requests declare the matching capabilities."""
+        self._handlers = handlers
+        self._factory.capabilities = handlers.capabilities()
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """The ``clientCapabilities`` every request declares."""
+        return copy.deepcopy(self._factory.capabilities)
+
+    @property
+    def protocol_version(self) -> str:
+        return self._factory.protocol_version
+
+    @property
+    def factory(self) -> RequestFactory:
+        """The sans-IO request builder (ids, ``_meta``) behind this client: build an
+        ``MrtrCall`` with it by hand and send it with ``begin``."""
+        return self._factory
+
+    def clear_trace(self) -> None:
+        self.trace.clear()
+
+    # -- plain requests -----------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Send one non-MRTR request and return its (complete) result.
+
+        ``meta`` adds optional ``_meta`` keys, as in every method below.
+        """
+        if method in c.MRTR_METHODS:
+            raise ValueError(f"{method} can need several rounds: use call_tool / begin_* instead")
+        params = dict(params or {})
+        number = next(self._numbers)
+
+        def build() -> dict[str, Any]:
+            return self._factory.request(method, params, meta)
+
+        response, status, request = await self._roundtrip(
+            build(),
+            build,
+            number=number,
+            round_no=1,
+        )
+        outcome = interpret_result(method, result_of(response, http_status=status))
+        self._note_cacheable(request, outcome)
+        return outcome.result
+
+    async def discover(self) -> dict[str, Any]:
+        """``server/discover`` (optional for clients, VER-3)."""
+        return await self.request("server/discover")
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """All pages of ``tools/list``, minus tools with invalid ``x-mcp-header`` (HTTP-13)."""
+        kept, rejected = filter_tools(await self._list_all("tools/list", "tools"))
+        self.tools = {tool["name"]: tool for tool in kept}
+        self._header_maps = {t["name"]: header_annotations(t.get("inputSchema")) for t in kept}
+        self.rejected_tools = {r.name: r for r in rejected}
+        return kept
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list_all("prompts/list", "prompts")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list_all("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self._list_all("resources/templates/list", "resourceTemplates")
+
+    async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else {})
+            page = result.get(key)
+            if not isinstance(page, list):
+                raise ProtocolViolation(f"{method}: result has no {key!r} list")
+            items.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items
+        raise ProtocolViolation(f"{method}: still paging after {MAX_PAGES} pages")
+
+    # -- MRTR calls, automatic ----------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """``tools/call`` to completion, answering input requests with the handlers.
+
+        ``meta`` adds ``_meta`` keys to every round, e.g. ``{"progressToken": "p1"}`` to
+        receive progress notifications (the server then answers with an SSE stream).
+        """
+        return await self.complete_call(await self.begin_tool_call(name, arguments, meta=meta))
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return await self.complete_call(await self.begin_get_prompt(name, arguments, meta=meta))
+
+    async def read_resource(
+        self, uri: str, *, meta: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return await self.complete_call(await self.begin_read_resource(uri, meta=meta))
+
+    async def complete_call(self, call: MrtrCall) -> dict[str, Any]:
+        """Drive ``call`` to its final result: answer each round with the handlers and retry.
+
+        State-only rounds are retried after a growing pause (MRTR-C7); the round limit
+        raises ``TooManyRounds``.
+        """
+        state_only_streak = 0
+        while not call.is_complete:
+            needs = call.input_required
+            if needs is None:
+                raise RuntimeError(f"cannot continue a call that is {call.status.value}")
+            if needs.is_state_only:
+                state_only_streak += 1
+                delay = state_only_delay(state_only_streak, base_s=self.state_only_backoff_s)
+                await asyncio.sleep(delay)
+                answers = None
+            else:
+                state_only_streak = 0
+                answers = await self._answer_all(call, needs)
+            await self.continue_call(call, answers, validate=False)  # handlers' answers are checked
+        assert call.result is not None
+        return call.result
+
+    async def _answer_all(self, call: MrtrCall, needs: NeedsInput) -> dict[str, dict[str, Any]]:
+        """MRTR-C1: produce every requested input before retrying (one at a time, so a person
+        sees one question after another)."""
+        meta = needs.result.get("_meta")
+        server_info = meta.get(c.META_SERVER_INFO) if isinstance(meta, dict) else None
+        answers: dict[str, dict[str, Any]] = {}
+        for key, request in needs.input_requests.items():
+            ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)
+            answers[key] = await self._handlers.answer(request, ctx)
+        return answers
+
+    # -- MRTR calls, one round at a time ---------------------------------------------------------
+
+    async def begin(self, call: MrtrCall) -> MrtrCall:
+        """Send round 1 of a call built with ``client.factory`` (``begin_*`` do this for you)."""
+        self._call_numbers[call] = next(self._numbers)
+        await self._send_round(call, call.first_request())
+        return call
+
+    async def begin_tool_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> MrtrCall:
+        """Send round 1 of ``tools/call``; the returned call shows ``.result`` or
+        ``.input_required``."""
+        if name in self.rejected_tools:  # HTTP-13: never call a tool we dropped
+            raise ToolRejected(name, self.rejected_tools[name].reason)
+        call = MrtrCall.tool(self._factory, name, arguments, **self._call_options(meta))
+        return await self.begin(call)
+
+    async def begin_get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> MrtrCall:
+        call = MrtrCall.prompt(self._factory, name, arguments, **self._call_options(meta))
+        return await self.begin(call)
+
+    async def begin_read_resource(
+        self, uri: str, *, meta: Mapping[str, Any] | None = None
+    ) -> MrtrCall:
+        return await self.begin(MrtrCall.resource(self._factory, uri, **self._call_options(meta)))
+
+    async def continue_call(
+        self,
+        call: MrtrCall,
+        answers: Mapping[str, Any] | None = None,
+        *,
+        validate: bool = True,
+    ) -> MrtrCall:
+        """Send the next round of ``call`` with ``answers`` for the latest input requests.
+
+        With ``validate`` each answer is checked against its request first (shape, and form
+        content against ``requestedSchema``, ELIC-14); pass ``False`` to send an answer the
+        server should reject, e.g. to watch it ask again.
+        """
+        needs = call.input_required
+        if needs is None:
+            raise RuntimeError(f"the call is {call.status.value}; there is nothing to answer")
+        if validate and answers:
+            answers = {
+                key: check_answer(needs.input_requests[key], value)
+                if key in needs.input_requests
+                else value  # left for retry_request to refuse (MRTR-C6)
+                for key, value in answers.items()
+            }
+        await self._send_round(call, call.retry_request(answers))
+        return call
+
+    def _call_options(self, meta: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {"max_rounds": self.max_rounds, "meta": meta}
+
+    async def _send_round(self, call: MrtrCall, request: dict[str, Any]) -> Outcome:
+        number = self._call_numbers.get(call)
+        if number is None:  # round 1 was sent by other means; number the call from here on
+            number = self._call_numbers[call] = next(self._numbers)
+        header_map = self._header_map(call)
+        response, status, request = await self._roundtrip(
+            request, call.resend_request, number=number, round_no=call.rounds, header_map=header_map
+        )
+        if call.method == "tools/call" and _error_code(response) == HEADER_MISMATCH:
+            # HTTP-14: our view of the tool's x-mcp-header annotations may be stale. Refresh
+            # tools/list once; if the annotations changed, send the same round again.
+            await self.list_tools()
+            fresh = self._header_map(call)
+            if fresh != header_map:
+                response, status, request = await self._roundtrip(
+                    call.resend_request(),
+                    call.resend_request,
+                    number=number,
+                    round_no=call.rounds,
+                    header_map=fresh,
+                )
+        outcome = call.receive(response, http_status=status)
+        self._note_cacheable(request, outcome)
+        return outcome
+
+    def _header_map(self, call: MrtrCall) -> HeaderMap:
+        if call.method != "tools/call":
+            return {}
+        name = str(call.target)
+        if name in self.rejected_tools:
+            raise ToolRejected(name, self.rejected_tools[name].reason)
+        # A tool never listed gets no Mcp-Param headers; a -32020 then triggers the refresh.
+        return self._header_maps.get(name, {})
+
+    def _note_cacheable(self, request: dict[str, Any], outcome: Outcome) -> None:
+        for record in reversed(self.trace):
+            if record.request.get("id") == request.get("id"):
+                record.cacheable = may_cache(request, outcome)
+                return
+
+    # -- HTTP ---------------------------------------------------------------------------------
+
+    async def _roundtrip(
+        self,
+        request: dict[str, Any],
+        rebuild: Callable[[], dict[str, Any]],
+        *,
+        number: int,
+        round_no: int,
+        header_map: HeaderMap | None = None,
+    ) -> tuple[dict[str, Any], int, dict[str, Any]]:
+        """POST one request; on ``-32022`` pick a version from ``data.supported`` and send
+        it once more, rebuilt with the new version in the header and in ``_meta`` (VER-2)."""
+        response, status = await self._post(request, header_map, number, round_no)
+        if _error_code(response) == UNSUPPORTED_PROTOCOL_VERSION:
+            error = McpRemoteError.from_error_object(response["error"], http_status=status)
+            self._factory.protocol_version = choose_version(error, self.supported_versions)
+            request = rebuild()
+            response, status = await self._post(request, header_map, number, round_no)
+        return response, status, request
+
+    async def _post(
+        self,
+        request: dict[str, Any],
+        header_map: HeaderMap | None,
+        number: int,
+        round_no: int,
+    ) -> tuple[dict[str, Any], int]:
+        headers = {**BASE_HEADERS, **request_headers(request, header_map)}
+        record = TraceRecord(
+            call=number,
+            round=round_no,
+            method=request["method"],
+            request=copy.deepcopy(request),
+            headers=headers,
+        )
+        self.trace.append(record)
+        body = json.dumps(request, ensure_ascii=False).encode("utf-8")  # CORE-1
+        try:
+            async with self._http.stream("POST", self.url, content=body, headers=headers) as resp:
+                record.http_status = resp.status_code
+                record.content_type = resp.headers.get("content-type", "")
+                if record.content_type.startswith("text/event-stream"):
+                    message = await self._read_sse(resp, request["id"], record)
+                else:
+                    message = _json_response(await resp.aread(), resp.status_code)
+        except httpx.HTTPError as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise TransportError(f"HTTP request failed: {record.error}") from exc
+        except (TransportError, ProtocolViolation) as exc:
+            record.error = str(exc)
+            raise
+        rid = message.get("id")
+        if rid is not None and rid != request["id"]:  # CORE-4
+            record.error = f"response id {rid!r} does not match request id {request['id']!r}"
+            raise ProtocolViolation(record.error)
+        record.response = message
+        return message, resp.status_code
+
+    async def _read_sse(
+        self, resp: httpx.Response, request_id: Any, record: TraceRecord
+    ) -> dict[str, Any]:
+        """Read this request's SSE stream: notifications until its response (HTTP-21)."""
+        decoder = SseDecoder()
+        async for line in resp.aiter_lines():
+            data = decoder.feed(line)
+            if data is not None and (found := await self._sse_event(data, record)) is not None:
+                return found  # leaving the stream closes it; the response was the last event
+        tail = decoder.close()
+        if tail is not None and (found := await self._sse_event(tail, record)) is not None:
+            return found
+        raise TransportError(
+            f"the SSE stream for request {request_id!r} ended without a response",
+            http_status=resp.status_code,
+        )
+
+    async def _sse_event(self, data: str, record: TraceRecord) -> dict[str, Any] | None:
+        """One SSE event: a notification is recorded and handed on (``None``); the response
+        is returned."""
+        message = _json_message(data, record.http_status or 0)
+        if "method" not in message:
+            return message
+        if "id" in message:  # CORE-6: servers never send requests in 2026-07-28
+            raise ProtocolViolation(
+                f"server sent a {message['method']!r} request on a response stream; "
+                "2026-07-28 servers return input_required instead (CORE-6)"
+            )
+        record.notifications.append(message)
+        if self.on_notification is not None:
+            await _maybe_await(self.on_notification(message))
+        return None
+
+
+def _json_message(text: str | bytes, status: int) -> dict[str, Any]:
+    try:
+        message = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        snippet = text[:80] if isinstance(text, str) else text[:80].decode("utf-8", "replace")
+        raise TransportError(
+            f"HTTP {status}: the body is not JSON: {snippet!r}", http_status=status
+        ) from None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise TransportError(
+            f"HTTP {status}: not a JSON-RPC message: {message!r}", http_status=status
+        )
+    return message
+
+
+def _json_response(body: bytes, status: int) -> dict[str, Any]:
+    """A plain JSON answer: one JSON-RPC response, success or error, whatever the status."""
+    if not body.strip():
+        raise TransportError(
+            f"HTTP {status} with an empty body; expected a JSON-RPC response", http_status=status
+        )
+    message = _json_message(body, status)
+    if "result" not in message and "error" not in message:
+        raise ProtocolViolation(f"HTTP {status}: a JSON-RPC message but not a response")
+    return message

@@ -1,0 +1,116 @@
+"""Answer handlers (``mrtr_kit.client.answers``): dispatch by input-request kind, capability
+declaration, and checking answers before they are sent. No HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mrtr_kit.client import (
+    AnswerContext,
+    AnswerHandlers,
+    ElicitResult,
+    InputDeclined,
+    InvalidAnswers,
+    ProtocolViolation,
+    check_answer,
+)
+
+CTX = AnswerContext("k", "tools/call", "t", 1, {"name": "srv", "version": "1"})
+SCHEMA = {
+    "type": "object",
+    "properties": {"party": {"type": "integer", "minimum": 1}},
+    "required": ["party"],
+}
+FORM = {
+    "method": "elicitation/create",
+    "params": {"message": "How many?", "requestedSchema": SCHEMA},
+}
+URL = {
+    "method": "elicitation/create",
+    "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/x"},
+}
+ROOTS = {"method": "roots/list"}
+
+
+def answer(handlers: AnswerHandlers, request: dict) -> dict:
+    return asyncio.run(handlers.answer(request, CTX))
+
+
+def test_capabilities_are_exactly_the_handlers():
+    """§2.9: one capability per handler, as JSON objects."""
+    assert AnswerHandlers().capabilities() == {}
+    handlers = AnswerHandlers(url_elicitation=lambda p, c: None, sampling=lambda p, c: None)
+    assert handlers.capabilities() == {"elicitation": {"url": {}}, "sampling": {}}
+
+
+def test_elic_1_request_without_mode_goes_to_the_form_handler():
+    """ELIC-1: no mode means form mode; the handler gets the parsed params."""
+    got = []
+
+    def form(params, ctx):
+        got.append(params.requested_schema)
+        return ElicitResult(action="accept", content={"party": 2})
+
+    assert answer(AnswerHandlers(elicitation=form), FORM) == {
+        "action": "accept",
+        "content": {"party": 2},
+    }
+    assert got == [SCHEMA]
+
+
+def test_mrtr_s7_request_kind_without_a_handler_is_refused():
+    """MRTR-S7: only form mode declared, the server asks for URL mode -> protocol violation."""
+    handlers = AnswerHandlers(elicitation=lambda p, c: ElicitResult(action="cancel"))
+    with pytest.raises(ProtocolViolation, match="MRTR-S7"):
+        answer(handlers, URL)
+    with pytest.raises(ProtocolViolation, match="MRTR-S7"):
+        answer(handlers, ROOTS)
+
+
+def test_mrtr_c8_elicitation_handlers_must_answer_but_sampling_may_refuse():
+    """MRTR-C8: decline/cancel are answers; None from an elicitation handler is a bug, None
+    from a sampling or roots handler means 'do not retry'."""
+    with pytest.raises(InvalidAnswers, match="decline"):
+        answer(AnswerHandlers(elicitation=lambda p, c: None), FORM)
+    with pytest.raises(InputDeclined):
+        answer(AnswerHandlers(roots=lambda p, c: None), ROOTS)
+
+
+async def _async_roots(params, ctx):
+    return {"roots": [{"uri": "file:///home/ann"}]}
+
+
+def test_async_handlers_and_roots_params_default():
+    """ROOTS-1: roots/list params are optional; async handlers are awaited."""
+    assert answer(AnswerHandlers(roots=_async_roots), ROOTS) == {
+        "roots": [{"uri": "file:///home/ann"}]
+    }
+
+
+def test_elic_14_answers_are_checked_before_sending():
+    """ELIC-14 / ROOTS-1: content must fit requestedSchema; root URIs must be file://."""
+    with pytest.raises(InvalidAnswers) as info:
+        check_answer(FORM, {"action": "accept", "content": {"party": 0}})
+    assert "party" in info.value.problems
+    with pytest.raises(InvalidAnswers):
+        check_answer(FORM, {"action": "maybe"})
+    with pytest.raises(InvalidAnswers):
+        check_answer(ROOTS, {"roots": [{"uri": "https://example.com"}]})
+    assert check_answer(FORM, {"action": "decline"}) == {"action": "decline"}
+
+
+def test_elic_5_malformed_or_unrenderable_requests_are_the_servers_fault():
+    """ELIC-5 (KIT): a schema outside the form subset, or a request missing required fields,
+    is a protocol violation."""
+    nested = {"type": "object", "properties": {"a": {"type": "object"}}}
+    bad_schema = {
+        "method": "elicitation/create",
+        "params": {"message": "?", "requestedSchema": nested},
+    }
+    no_message = {"method": "elicitation/create", "params": {"requestedSchema": SCHEMA}}
+    for request in (bad_schema, no_message, {"method": "ping"}):
+        with pytest.raises(ProtocolViolation):
+            check_answer(request, {"action": "cancel"})
