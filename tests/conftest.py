@@ -1,5 +1,31 @@
+"""Shared test set-up.
+
+``system_binary`` finds a program a test needs (redis-server, nginx, chromium). On a learner's
+machine a missing one skips the test with a hint; under CI (``CI`` set, as ``.ci/run`` runs)
+it fails, because CI installs them and a skipped test there would hide a broken set-up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 # Let test modules import the shared helpers module next to them.
 sys.path.insert(0, str(Path(__file__).parent))
+
+INSTALL_HINT = "sudo apt-get install -y {package}"
+
+
+def system_binary(name: str, package: str | None = None, *, paths: tuple[str, ...] = ()) -> str:
+    """Path of ``name`` (on PATH or at one of ``paths``); skip, or fail under CI, if absent."""
+    found = shutil.which(name) or next((p for p in paths if os.access(p, os.X_OK)), None)
+    if found:
+        return found
+    message = f"{name} is not installed ({INSTALL_HINT.format(package=package or name)})"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI must install it")
+    pytest.skip(message)
