@@ -276,3 +276,21 @@ def test_bad_client_capabilities_shape_is_400(server):
     m = {**meta(), c.META_CLIENT_CAPABILITIES: {"elicitation": True}}
     reply = run(server, request("tools/list", {"_meta": m}))
     assert reply.http_status == 400 and error(reply)["code"] == -32602
+
+
+def test_plain_resource_results_carry_their_registered_mime_type():
+    """A resource handler returning str or bytes gets the uri and mimeType it registered."""
+    s = McpServer("mime", state_key=b"m" * 32)
+
+    @s.resource("docs://text", name="text", mime_type="text/markdown")
+    def text(ctx):
+        return "# hi"
+
+    @s.resource("docs://blob", name="blob", mime_type="image/png")
+    def blob(ctx):
+        return b"\x89PNG"
+
+    t = result(run(s, request("resources/read", {"uri": "docs://text"})))["contents"][0]
+    assert t == {"uri": "docs://text", "text": "# hi", "mimeType": "text/markdown"}
+    b = result(run(s, request("resources/read", {"uri": "docs://blob"})))["contents"][0]
+    assert b == {"uri": "docs://blob", "blob": "iVBORw==", "mimeType": "image/png"}

@@ -18,6 +18,7 @@ No sockets, no event loop of its own: adapters (``http.py``) call ``handle`` or 
 
 from __future__ import annotations
 
+import base64
 import inspect
 import logging
 import re
@@ -442,7 +443,8 @@ class McpServer:
         outcome = await _maybe_await(entry.handler(ctx))
         if isinstance(outcome, InputRequired):
             return self._finish(m, outcome, meta, binding)
-        result = _as_result(m, outcome, target)
+        mime = getattr(entry.descriptor, "mime_type", None)
+        result = _as_result(m, outcome, target, mime)
         if m == "resources/read":
             # CACHE-3 (KIT): a result reached through a retry depends on inputs that are not
             # in any cache key, so it is marked uncacheable.
@@ -612,7 +614,7 @@ def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
         raise errors.missing_capability(missing)
 
 
-def _as_result(method: str, outcome: Any, target: str) -> dict[str, Any]:
+def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) -> dict[str, Any]:
     """Let handlers return plain Python: text, content blocks, messages, bytes or a model."""
     if isinstance(outcome, BaseModel):
         return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -626,13 +628,12 @@ def _as_result(method: str, outcome: Any, target: str) -> dict[str, Any]:
         if isinstance(outcome, str):
             outcome = [PromptMessage(role="user", content=TextContent(text=outcome))]
         return GetPromptResult(messages=list(outcome)).to_wire()
+    # A resource handler's plain str or bytes takes the uri and mimeType it was registered with.
     if isinstance(outcome, bytes):
-        import base64
-
         blob = base64.b64encode(outcome).decode()
-        return ReadResourceResult(contents=[BlobResourceContents(uri=target, blob=blob)]).to_wire()
+        contents = BlobResourceContents(uri=target, blob=blob, mime_type=mime_type)
+        return ReadResourceResult(contents=[contents]).to_wire()
     if isinstance(outcome, str):
-        return ReadResourceResult(
-            contents=[TextResourceContents(uri=target, text=outcome)]
-        ).to_wire()
+        contents = TextResourceContents(uri=target, text=outcome, mime_type=mime_type)
+        return ReadResourceResult(contents=[contents]).to_wire()
     return ReadResourceResult(contents=list(outcome)).to_wire()

@@ -1,0 +1,167 @@
+"""Command line: ``python -m mrtr_kit`` (or ``mrtr-kit``).
+
+* ``serve --example NAME [--host 127.0.0.1] [--port 8765]`` — run an example server over
+  Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite);
+* ``examples`` — list the example names;
+* ``demo [--city Paris]`` — the basic MRTR flow in the terminal: the weather tool asks for your
+  login, you answer at the prompt, and every round's request and response is printed;
+* ``conformance-client URL`` — the client the official conformance suite launches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+DEFAULT_PORT = 8765
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/mcp" if ":" in host else f"http://{host}:{port}/mcp"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind before serving, so the printed URL is right even for ``--port 0``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .examples import EXAMPLES
+    from .server.http import LOOPBACK_HOSTS, create_app
+
+    hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    if args.host not in LOOPBACK:
+        # HTTP-28: local servers should bind to loopback; if you do not, accept requests that
+        # name this host, and keep the Origin check (HTTP-27).
+        print(f"warning: binding to {args.host}, not loopback (HTTP-28)", file=sys.stderr)
+        hosts = (*LOOPBACK_HOSTS, f"[{args.host}]" if ":" in args.host else args.host)
+    app = create_app(EXAMPLES[args.example](), allowed_hosts=hosts)
+    sock = _bind(args.host, args.port)
+    port = sock.getsockname()[1]
+    print(f"Serving example {args.example!r} at {_url(args.host, port)}", flush=True)
+    config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from .examples import EXAMPLES
+
+    for name, build in EXAMPLES.items():
+        module = sys.modules[build.__module__]
+        summary = (module.__doc__ or "").strip().splitlines()[0]
+        print(f"{name:20} {summary}")
+    return 0
+
+
+def cmd_conformance_client(args: argparse.Namespace) -> int:
+    from .client.conformance import main as conformance_main  # imported only when used
+
+    # Like sys.argv: a program name first; the harness appends the server URL last (§7.1).
+    return conformance_main(["mrtr-kit conformance-client", *args.args])
+
+
+# -- demo --------------------------------------------------------------------------------------
+
+
+def _show_round(record: Any, write: Callable[[str], Any]) -> None:
+    write(f"\n--- round {record.round}: {record.method} -> HTTP {record.http_status}")
+    write("request:")
+    write(json.dumps(record.request, indent=2, ensure_ascii=False))
+    write("response:")
+    write(json.dumps(record.response, indent=2, ensure_ascii=False))
+
+
+async def run_demo(city: str, read: Callable[[str], str], write: Callable[[str], Any]) -> int:
+    """Call ``get_weather`` round by round against the weather example, in this process."""
+    from .client import AnswerContext, McpClient, McpClientError
+    from .console import ConsoleForm
+    from .examples import weather
+    from .protocol import constants as c
+    from .server.http import create_app
+
+    app = create_app(weather.build_server())
+    write(f"The weather example runs in this process; calling get_weather for {city!r}.")
+    async with McpClient.for_app(app, elicitation=ConsoleForm(read, write)) as client:
+        try:
+            call = await client.begin_tool_call("get_weather", {"city": city})
+            _show_round(client.trace[-1], write)
+            while not call.is_complete:
+                needs = call.input_required
+                assert needs is not None
+                server_info = (needs.result.get("_meta") or {}).get(c.META_SERVER_INFO)
+                answers = {}
+                for key, request in needs.input_requests.items():  # MRTR-C1: answer them all
+                    ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)
+                    answers[key] = await client.handlers.answer(request, ctx)
+                await client.continue_call(call, answers or None)  # new id, state echoed
+                _show_round(client.trace[-1], write)
+        except McpClientError as exc:
+            write(f"\nThe call stopped: {exc}")
+            return 1
+    assert call.result is not None
+    texts = [b.get("text", "") for b in call.result.get("content", []) if b.get("type") == "text"]
+    write(f"\nResult after {call.rounds} round(s): {' '.join(texts)}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .console import stdin_reader
+
+    return asyncio.run(run_demo(args.city, stdin_reader(), print))
+
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .examples import EXAMPLES
+
+    parser = argparse.ArgumentParser(
+        prog="mrtr-kit", description="MCP 2026-07-28 Multi Round-Trip Requests: servers and demos."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve an example over Streamable HTTP at /mcp")
+    serve.add_argument("--example", choices=sorted(EXAMPLES), default="lessons")
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (HTTP-28)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    serve.set_defaults(func=cmd_serve)
+
+    examples = sub.add_parser("examples", help="list the example servers")
+    examples.set_defaults(func=cmd_examples)
+
+    demo = sub.add_parser("demo", help="the weather login flow in the terminal")
+    demo.add_argument("--city", default="Paris")
+    demo.set_defaults(func=cmd_demo)
+
+    client = sub.add_parser(
+        "conformance-client", help="the client for the conformance suite (URL comes last)"
+    )
+    client.add_argument("args", nargs=argparse.REMAINDER, help="the server URL")
+    client.set_defaults(func=cmd_conformance_client)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""The kit's lesson server: every example of this package on one ``McpServer``.
+
+One server a notebook can start once and use throughout: the weather login form (a), the
+three-round table booking (b), the trip prompt and forecast resource that ask for input (c),
+and the deprecated sampling and roots tools (d).
+"""
+
+from __future__ import annotations
+
+from ..server import McpServer
+from . import booking, deprecated_inputs, travel_guide, weather
+
+
+def build_server() -> McpServer:
+    server = McpServer(
+        "mrtr-kit-lessons",
+        instructions="Weather, table bookings and trip planning: each may ask you questions.",
+    )
+    weather.register(server)
+    booking.register(server)
+    travel_guide.register(server)
+    deprecated_inputs.register(server)
+    return server

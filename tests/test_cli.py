@@ -1,0 +1,228 @@
+"""The command line (``python -m mrtr_kit``) and ``tools/conformance.py``.
+
+The ``slow`` tests start real processes: a uvicorn server on a free loopback port, stopped by
+its PID, and the terminal demo with answers piped to its stdin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mrtr_kit.__main__ import main, run_demo
+from mrtr_kit.examples.fake_weather import describe
+from mrtr_kit.protocol import constants as c
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def discover(url: str) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES: {}}
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": c.PROTOCOL_VERSION,
+        "Mcp-Method": "server/discover",
+    }
+    return httpx.post(url, json=body, headers=headers, timeout=2)
+
+
+def wait_for(url: str, proc: subprocess.Popen[str], timeout: float = 20) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the server exited early"
+        try:
+            return discover(url)
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"no answer from {url} within {timeout} s")
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()  # by PID: only the process this test started
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return out
+
+
+def serve(*args: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "mrtr_kit", "serve", *args, "--log-level", "warning"]
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["weather", "conformance"])
+def test_serve_answers_server_discover_over_real_http(example):
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = serve("--example", example, "--port", str(port))
+    try:
+        response = wait_for(url, proc)
+        assert response.status_code == 200
+        answer = response.json()
+        assert answer["result"]["supportedVersions"] == [c.PROTOCOL_VERSION]
+        assert "tools" in answer["result"]["capabilities"]
+    finally:
+        out = stop(proc)
+    assert f"Serving example {example!r} at {url}" in out
+
+
+@pytest.mark.slow
+def test_serve_on_port_zero_prints_the_real_url():
+    proc = serve("--example", "booking", "--port", "0")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once the socket is bound
+        url = line.rsplit(" at ", 1)[1].strip()
+        assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/mcp")
+        assert wait_for(url, proc).status_code == 200
+    finally:
+        stop(proc)
+
+
+@pytest.mark.slow
+def test_demo_reads_answers_from_piped_stdin():
+    # Decline once (the server asks again), then a too-short login (the console form asks
+    # again before sending), then a valid one with the default units, and send it.
+    answers = "d\na\nal\nalice\n\n\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mrtr_kit", "demo", "--city", "Oslo"],
+        cwd=ROOT,
+        input=answers,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.count("--- round ") == 3
+    assert '"resultType": "input_required"' in out
+    assert '"action": "decline"' in out
+    assert "must be at least 3 characters" in out
+    expected = f"Result after 3 round(s): Hello alice! Weather now in {describe('Oslo')}."
+    assert out.rstrip().endswith(expected)
+
+
+def test_demo_cancels_when_the_input_ends():
+    lines = iter(["a"])
+    written: list[str] = []
+
+    def read(prompt: str) -> str:
+        written.append(prompt)
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    assert asyncio.run(run_demo("Paris", read, written.append)) == 0
+    assert written[-1] == "\nResult after 2 round(s): No forecast for Paris: sign-in was cancelled."
+
+
+def test_examples_command_lists_every_example(capsys):
+    assert main(["examples"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == [
+        "lessons",
+        "weather",
+        "booking",
+        "travel-guide",
+        "deprecated-inputs",
+        "conformance",
+    ]
+
+
+def test_conformance_client_passes_the_url_through(monkeypatch, capsys):
+    # The harness appends the URL and names the scenario in the environment (§7.1).
+    monkeypatch.delenv("MCP_CONFORMANCE_SCENARIO", raising=False)
+    assert main(["conformance-client", "http://127.0.0.1:9/mcp"]) == 2
+    assert "unknown scenario ''" in capsys.readouterr().err
+
+
+def test_serve_refuses_an_unknown_example():
+    with pytest.raises(SystemExit):
+        main(["serve", "--example", "nope"])
+
+
+# -- tools/conformance.py ----------------------------------------------------------------------
+
+
+def load_runner():
+    spec = importlib.util.spec_from_file_location(
+        "conformance_runner", ROOT / "tools" / "conformance.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_runner_reports_counts_problems_and_the_summary_line(tmp_path, capsys):
+    runner = load_runner()
+    good, bad, empty = tmp_path / "good", tmp_path / "bad" / "server-x-1", tmp_path / "empty"
+    good.mkdir()
+    bad.mkdir(parents=True)
+    empty.mkdir()
+    (good / "checks.json").write_text(
+        json.dumps([{"id": "a", "status": "SUCCESS"}, {"id": "b", "status": "INFO"}])
+    )
+    (bad / "checks.json").write_text(
+        json.dumps(
+            [
+                {"id": "c", "status": "SUCCESS"},
+                {"id": "d", "status": "WARNING", "errorMessage": "a SHOULD was missed"},
+            ]
+        )
+    )
+    outcomes = [
+        runner.read_checks("server", "good", good),
+        runner.read_checks("client", "bad", tmp_path / "bad"),
+        runner.read_checks("server", "empty", empty),
+    ]
+    assert runner.report(outcomes) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("✓ server good") and "SUCCESS 1 FAILURE 0 WARNING 0" in out[0]
+    assert out[1].startswith("✗ client bad") and "WARNING 1" in out[1]
+    assert out[2] == "      WARNING [d] a SHOULD was missed"
+    assert out[3].startswith("✗ server empty") and out[3].endswith("(no checks.json)")
+    assert out[-1] == "conformance: 1 passed, 2 failed"
+
+
+def test_runner_without_the_suite_explains_how_to_install_it(tmp_path, capsys):
+    assert load_runner().main(["--suite-dir", str(tmp_path)]) == 2
+    assert (
+        "npm install node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12"
+        in capsys.readouterr().err
+    )
+
+
+def test_runner_never_allows_a_required_scenario_to_fail():
+    runner = load_runner()
+    assert not runner.REQUIRED & set(runner.ALLOWED_TO_FAIL)
+    assert runner.REQUIRED.issubset({*runner.SERVER_SCENARIOS, *runner.CLIENT_SCENARIOS})
