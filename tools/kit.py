@@ -92,6 +92,8 @@ def run_tests(extra: list[str]) -> int:
 
 def run_lab(extra: list[str]) -> int:
     command = [str(BIN / "jupyter"), "lab", "--notebook-dir", str(ROOT / "notebooks"), *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+        command.append("--allow-root")  # containers often run as root; Jupyter refuses otherwise
     print("+", " ".join(command), flush=True)
     try:
         return subprocess.run(command, cwd=ROOT).returncode
