@@ -22,6 +22,7 @@ import base64
 import inspect
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,15 +61,16 @@ from ..protocol.models import (
     TextResourceContents,
     Tool,
 )
+from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
+from .keyring import KeyRing
 from .ledger import Ledger, MemoryLedger
 from .state import (
-    HmacStateCodec,
     InvalidState,
     StateBinding,
+    StateChecks,
     StateIssuer,
     invalid_state_error,
-    key_from_env,
     request_digest,
 )
 
@@ -153,20 +155,37 @@ class McpServer:
         *,
         instructions: str | None = None,
         state_key: bytes | None = None,
+        state_keys: KeyRing | None = None,
+        state_codec: StateCodec | str = "hmac",
+        state_checks: StateChecks | None = None,
         state_ttl_s: int | None = None,
         now: Callable[[], float] | None = None,
         supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
         list_ttl_ms: int = 60_000,
         ledger: Ledger | None = None,
     ) -> None:
+        """``state_codec`` is ``"hmac"`` (default), ``"aead"``, ``"plain"`` (unsafe, lessons
+        only) or a codec object. Keys: ``state_keys``, else ``state_key`` (one secret), else
+        ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, else a random per-process key.
+        """
         self.info = Implementation(name=name, version=version)
         self.instructions = instructions
         self.supported_versions = supported_versions
         self.list_ttl_ms = list_ttl_ms
-        codec = HmacStateCodec(state_key or key_from_env(), **({"now": now} if now else {}))
-        issuer_kw = {"ttl_s": state_ttl_s} if state_ttl_s is not None else {}
-        self.states = StateIssuer(codec, audience=name, **issuer_kw)
-        self.ledger: Ledger = ledger or MemoryLedger()
+        if isinstance(state_codec, str):
+            keys = state_keys or (KeyRing.single(state_key) if state_key else KeyRing.from_env())
+            state_codec = make_codec(state_codec, keys)
+        elif state_key is not None or state_keys is not None:
+            raise ValueError("a codec object holds its own keys: pass state_key(s) or a codec")
+        clock = now or time.time
+        self.states = StateIssuer(
+            state_codec,
+            audience=name,  # a state from another server is rejected even under a shared key
+            checks=state_checks,
+            now=clock,
+            **({"ttl_s": state_ttl_s} if state_ttl_s is not None else {}),
+        )
+        self.ledger: Ledger = ledger or MemoryLedger(now=clock)
         self._tools: dict[str, _Entry] = {}
         self._prompts: dict[str, _Entry] = {}
         self._resources: dict[str, _Entry] = {}
@@ -418,14 +437,15 @@ class McpServer:
                 # Absent is fine; null is a malformed value (MRTR-E1, MRTR-C2: omit, never null).
                 raise errors.invalid_params(f"Invalid params: {key} must not be null; omit it")
         binding = StateBinding(principal, request_digest(m, target, arguments))
-        answers, claims = self._mrtr_inputs(req.params, p.request_state, binding)
+        where = f"{m} {target!r}, principal {principal!r}"  # for the server log only
+        answers, claims = self._mrtr_inputs(req.params, p.request_state, binding, where)
 
         async def redeem() -> None:
             # MRTR-S5d: signature, binding and expiry do not stop a replay; the ledger does.
             if claims is None:
                 raise RuntimeError("redeem_once() needs a round that carried requestState")
-            if not await self.ledger.spend(claims["jti"], claims["exp"]):
-                state_log.warning("rejected requestState for %s: already redeemed", binding.digest)
+            if not await self.ledger.spend(claims["jti"], self.states.spent_until(claims)):
+                state_log.warning("rejected requestState (%s): already redeemed", where)
                 raise invalid_state_error()
 
         ctx = RequestContext(
@@ -465,7 +485,7 @@ class McpServer:
         raise errors.invalid_params(f"Resource not found: {uri}", {"uri": uri})
 
     def _mrtr_inputs(
-        self, raw_params: dict[str, Any], token: str | None, binding: StateBinding
+        self, raw_params: dict[str, Any], token: str | None, binding: StateBinding, where: str
     ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
         """Answers and verified state claims for a handler (MRTR-E1..E3, MRTR-S4/S5)."""
         answers: dict[str, dict[str, Any]] = raw_params.get("inputResponses") or {}
@@ -474,7 +494,8 @@ class McpServer:
             try:
                 claims = self.states.verify(token, binding)
             except InvalidState as exc:
-                state_log.warning("rejected requestState for %s: %s", binding.digest, exc.reason)
+                # The reason goes to the log; the wire gets the one fixed error (SEC-2).
+                state_log.warning("rejected requestState (%s): %s", where, exc.reason)
                 raise invalid_state_error() from None
             # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
             # handler; anything else the client sent is ignored.

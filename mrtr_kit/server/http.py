@@ -4,6 +4,7 @@ The pipeline for one POST, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
 
 1. Host and Origin checks against DNS rebinding          -> 403           (HTTP-27, HTTP-29)
 2. only POST; GET/DELETE of legacy clients                -> 405           (HTTP-20)
+   authentication, when ``principal_of`` is given         -> 401           (HTTP-29)
 3. body size cap, then JSON parse                         -> 413 / 400 -32700
 4. JSON-RPC shape                                         -> 400 -32600
 5. a notification                                         -> 202, empty    (HTTP-5)
@@ -35,9 +36,11 @@ from ..protocol import errors
 from ..protocol.errors import McpError
 from ..protocol.models import JSONRPCNotification
 from . import headers as hdr
+from .auth import Unauthenticated
 from .core import McpServer, Reply, check_request_meta, error_reply, parse_message
 
 log = logging.getLogger("mrtr_kit.http")
+auth_log = logging.getLogger("mrtr_kit.auth")
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 MAX_BODY_BYTES = 1_000_000
@@ -95,6 +98,12 @@ class McpHttpEndpoint:
     def _reject(self, exc: McpError, request_id: Any = None) -> Response:
         return json_response(error_reply(request_id, exc), self.response_headers)
 
+    def _unauthorized(self) -> Response:
+        # One answer for a missing and a wrong token: the reason is only in the server log.
+        body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Unauthorized"}}
+        headers = {"WWW-Authenticate": 'Bearer realm="mcp"', **self.response_headers}
+        return Response(dumps(body), 401, headers, media_type="application/json")
+
     def _host_allowed(self, request: Request) -> bool:
         host = _hostname(request.headers.get("host", "")).lower()
         if "*" not in self.allowed_hosts and host not in self.allowed_hosts:
@@ -113,9 +122,17 @@ class McpHttpEndpoint:
                 dumps({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden origin"}}),
                 status_code=403,
                 media_type="application/json",
+                headers=self.response_headers,
             )
         if request.method != "POST":  # 2
-            return Response(status_code=405, headers={"Allow": "POST"})
+            return Response(status_code=405, headers={"Allow": "POST", **self.response_headers})
+        try:
+            # The principal comes from the credential, never from the body (SEC-9); it is
+            # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not parsed.
+            principal = self.principal_of(request) if self.principal_of else None
+        except Unauthenticated as exc:
+            auth_log.warning("rejected request: %s", exc.reason)
+            return self._unauthorized()
         body = await request.body()  # 3
         if len(body) > self.max_body_bytes:
             return self._reject(McpError(-32600, "Request body too large", http_status=413))
@@ -139,7 +156,6 @@ class McpHttpEndpoint:
                 if parsed.method == "tools/call"
                 else {},
             )
-            principal = self.principal_of(request) if self.principal_of else None
         except McpError as exc:
             return self._reject(exc, request_id)
         wants_sse = "text/event-stream" in request.headers.get("accept", "")
@@ -198,7 +214,8 @@ def create_app(
 
     ``allowed_hosts`` lists the Host names (and Origin hosts) accepted; the default admits only
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
-    request to the authenticated principal that requestState is bound to.
+    request to the authenticated principal that requestState is bound to, or raises
+    ``auth.Unauthenticated`` for a 401 (``auth.BearerTokens`` is one).
     """
     endpoint = McpHttpEndpoint(
         server,

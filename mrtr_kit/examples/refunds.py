@@ -1,0 +1,210 @@
+"""Lesson 02: tools whose requestState decides something that matters.
+
+``request_refund`` takes two rounds:
+
+* round 1 - checks that the order belongs to the signed-in user, applies the refund policy
+  and asks "Refund $124.50?"; the **approved amount** and an internal risk note travel to
+  round 2 in ``requestState``;
+* round 2 - on "yes", pays the amount in the state to the signed-in user, once.
+
+``export_orders`` decides in round 1 whether the caller is an **admin** and carries that flag
+in its state; round 2 exports every customer's orders for an admin, only yours otherwise.
+
+Round 2 of each trusts its state and does not check again. That is the point of the lesson:
+the trust is safe only because the core enforces, before a handler sees the state,
+
+* integrity - nobody edited the amount or the flag (MRTR-S4a, the codec);
+* the principal - this user is the one round 1 checked (MRTR-S5a);
+* the request - these are round 1's arguments, so ``order_id`` is the order approved
+  (MRTR-S5c);
+* freshness - the approval is recent (MRTR-S5b);
+* single use - ``ctx.redeem_once()`` spends the approval in the ledger before paying
+  (MRTR-S5d).
+
+``mrtr_kit.lessons.security`` builds this server with each protection switched off in turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.models import CallToolResult, TextContent
+from ..server import McpServer, RequestContext
+from ..server.context import elicit_form
+
+CONFIRM_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean", "title": "Go ahead?", "default": True}},
+    "required": ["ok"],
+}
+
+ORDER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"order_id": {"type": "string", "pattern": "^[A-Z]-[0-9]{4}$"}},
+    "required": ["order_id"],
+}
+
+FULL_REFUND_DAYS = 30  # the policy: full refund within 30 days of delivery, half after
+
+
+@dataclass(frozen=True)
+class Order:
+    id: str
+    customer: str
+    item: str
+    paid_cents: int
+    days_since_delivery: int
+    risk_note: str  # internal: the customer must never see it (SEC-8)
+
+
+@dataclass(frozen=True)
+class Payout:
+    reference: str
+    principal: str
+    order_id: str
+    cents: int
+
+
+ORDERS = (
+    Order("A-1001", "alice", "Espresso machine", 24900, 45, "2 refunds in 90 days: watch"),
+    Order("A-1002", "alice", "Milk frother", 1990, 3, "no refunds on file"),
+    Order("B-2001", "bob", "Standing desk", 41900, 10, "VIP: never refuse"),
+    Order("M-3001", "mallory", "USB cable", 499, 2, "account opened yesterday"),
+)
+
+
+def money(cents: int) -> str:
+    return f"${cents // 100:,}.{cents % 100:02d}"
+
+
+def refund_policy(order: Order) -> int:
+    """The approved refund in cents: all of it within 30 days of delivery, half after."""
+    if order.days_since_delivery <= FULL_REFUND_DAYS:
+        return order.paid_cents
+    return order.paid_cents // 2
+
+
+class RefundDesk:
+    """The shop's orders and the payouts made so far (one process; the lesson's "bank")."""
+
+    def __init__(self, orders: tuple[Order, ...] = ORDERS, admins: tuple[str, ...] = ("carol",)):
+        self.orders = {order.id: order for order in orders}
+        self.admins = frozenset(admins)
+        self.payouts: list[Payout] = []
+
+    def orders_of(self, principal: str) -> list[Order]:
+        return [o for o in self.orders.values() if o.customer == principal]
+
+    def pay(self, principal: str, order_id: str, cents: int) -> Payout:
+        payout = Payout(f"P-{len(self.payouts) + 1:04d}", principal, order_id, cents)
+        self.payouts.append(payout)
+        return payout
+
+    @property
+    def paid_cents(self) -> int:
+        return sum(p.cents for p in self.payouts)
+
+    def summary(self, shown: int = 3) -> str:
+        """Count and total, then the first ``shown`` payouts."""
+        lines = [f"{len(self.payouts)} payout(s), {money(self.paid_cents)} in total"]
+        for p in self.payouts[:shown]:
+            lines.append(f"  {p.reference}: {money(p.cents)} to {p.principal} for {p.order_id}")
+        if len(self.payouts) > shown:
+            lines.append(f"  ... and {len(self.payouts) - shown} more")
+        return "\n".join(lines)
+
+
+def refused(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)
+
+
+def confirmed(ctx: RequestContext) -> bool | None:
+    """True/False for a yes/no answer to ``confirm``; None when there is none yet."""
+    answer = ctx.elicitation("confirm")
+    if answer is None:
+        return None
+    return answer.action == "accept" and bool((answer.content or {}).get("ok"))
+
+
+def make_request_refund(desk: RefundDesk, *, single_use: bool) -> Any:
+    async def request_refund(ctx: RequestContext) -> Any:
+        if ctx.principal is None:
+            return refused("Sign in first: refunds are paid to an authenticated user.")
+        order_id = ctx.arguments["order_id"]  # round 1's arguments on every round (MRTR-S5c)
+
+        if ctx.state is None:  # round 1: check the order, decide the amount
+            order = desk.orders.get(order_id)
+            if order is None or order.customer != ctx.principal:
+                return refused(f"There is no order {order_id} on your account.")
+            cents = refund_policy(order)
+            state = {"order": order.id, "approved_cents": cents, "note": order.risk_note}
+            ask = elicit_form(f"Refund {money(cents)} for {order.item} ({order.id})?", CONFIRM_FORM)
+            return ctx.input_required({"confirm": ask}, state)
+
+        # Round 2: the verified state says what round 1 approved; nothing is checked again.
+        cents = ctx.state["approved_cents"]
+        answer = confirmed(ctx)
+        if answer is None:  # the answer went missing: ask again, same approval (MRTR-E4)
+            ask = elicit_form(f"Refund {money(cents)} for order {order_id}?", CONFIRM_FORM)
+            return ctx.input_required({"confirm": ask}, ctx.state)
+        if not answer:
+            return f"Refund cancelled. Nothing was paid for {order_id}."
+        if single_use:
+            await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
+        payout = desk.pay(ctx.principal, order_id, cents)
+        return (
+            f"Refunded {money(cents)} to {ctx.principal} for order {order_id} "
+            f"(payout {payout.reference})."
+        )
+
+    return request_refund
+
+
+def make_export_orders(desk: RefundDesk) -> Any:
+    def export_orders(ctx: RequestContext) -> Any:
+        if ctx.principal is None:
+            return refused("Sign in first: the export shows your orders.")
+
+        if ctx.state is None:  # round 1: decide who may see what
+            admin = ctx.principal in desk.admins
+            what = "every customer's orders" if admin else "your orders"
+            ask = elicit_form(f"Export {what}?", CONFIRM_FORM)
+            return ctx.input_required({"confirm": ask}, {"admin": admin})
+
+        answer = confirmed(ctx)
+        if answer is None:
+            return ctx.input_required({"confirm": elicit_form("Export?", CONFIRM_FORM)}, ctx.state)
+        if not answer:
+            return "Export cancelled."
+        # Round 2 trusts the admin flag round 1 put in the state (MRTR-S4a keeps it honest).
+        rows = desk.orders.values() if ctx.state["admin"] else desk.orders_of(ctx.principal)
+        lines = [f"{o.id}  {o.customer:8} {o.item:17} {money(o.paid_cents):>8}" for o in rows]
+        return "\n".join(lines) or "No orders."
+
+    return export_orders
+
+
+def register(
+    server: McpServer, desk: RefundDesk | None = None, *, single_use: bool = True
+) -> RefundDesk:
+    """Add both tools to ``server``; ``single_use=False`` only to show the double spend."""
+    desk = desk or RefundDesk()
+    server.tool(
+        "request_refund",
+        description="Refund an order of yours: says how much the policy allows, then pays it.",
+        input_schema=ORDER_SCHEMA,
+        annotations={"destructiveHint": False, "idempotentHint": False},
+    )(make_request_refund(desk, single_use=single_use))
+    server.tool(
+        "export_orders",
+        description="Export your orders (an admin gets every customer's).",
+        annotations={"readOnlyHint": True},
+    )(make_export_orders(desk))
+    return desk
+
+
+def build_server() -> McpServer:
+    server = McpServer("refunds-example", instructions="Refunds for the orders of signed-in users.")
+    register(server)
+    return server
