@@ -44,6 +44,25 @@ def _options(prop: dict[str, Any]) -> list[str] | None:
     return None
 
 
+def choice_options(prop: dict[str, Any]) -> list[tuple[str, str]] | None:
+    """(value, label) pairs of a single- or multi-select property, else None.
+
+    Labels come from ``oneOf``/``anyOf`` titles, or the legacy ``enumNames``; a plain ``enum``
+    value is its own label. A form shows the label and sends the value (ELIC-4).
+    """
+    values = _options(prop)
+    if values is None:
+        return None
+    if "oneOf" in prop:
+        titled = prop["oneOf"]
+    elif isinstance(prop.get("items"), dict) and "anyOf" in prop["items"]:
+        titled = prop["items"]["anyOf"]
+    else:
+        names = prop.get("enumNames") or values
+        return [(v, str(n)) for v, n in zip(values, names, strict=False)]
+    return [(o["const"], str(o.get("title", o["const"]))) for o in titled]
+
+
 def _check_titled(options: Any, where: str) -> None:
     if not isinstance(options, list) or not options:
         raise SchemaOutsideSubset(f"{where}: needs a non-empty list of options")
@@ -64,6 +83,7 @@ def check_property(name: str, prop: Any) -> None:
     extra = set(prop) - _ALLOWED[kind]
     if extra:
         raise SchemaOutsideSubset(f"{where}: keywords {sorted(extra)} are outside the subset")
+    _check_constraint_types(prop, where)
     if kind == "string":
         if "format" in prop and prop["format"] not in STRING_FORMATS:
             raise SchemaOutsideSubset(f"{where}: format {prop['format']!r} is not supported")
@@ -94,6 +114,23 @@ def check_property(name: str, prop: Any) -> None:
         problem = validate_value(prop, prop["default"])
         if problem:
             raise SchemaOutsideSubset(f"{where}: default is invalid: {problem}")
+
+
+def _check_constraint_types(prop: dict[str, Any], where: str) -> None:
+    """Constraints a form turns into checks must have the types the table in §9.2 gives."""
+    for key in ("minLength", "maxLength", "minItems", "maxItems"):
+        value = prop.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SchemaOutsideSubset(f"{where}: {key} must be a whole number")
+        if isinstance(value, int) and value < 0:
+            raise SchemaOutsideSubset(f"{where}: {key} must not be negative")
+    for key in ("minimum", "maximum"):
+        value = prop.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise SchemaOutsideSubset(f"{where}: {key} must be a number")
+    for key in ("title", "description"):
+        if key in prop and not isinstance(prop[key], str):
+            raise SchemaOutsideSubset(f"{where}: {key} must be text")
 
 
 def check_requested_schema(schema: Any) -> None:
@@ -167,9 +204,12 @@ def _check_format(fmt: str | None, value: str) -> str | None:
             return "must be a date such as 2026-09-01"
     if fmt == "date-time":
         try:
-            dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            return "must be a date and time such as 2026-09-01T18:30:00Z"
+            parsed = None
+        # JSON Schema's date-time is RFC 3339: the offset (Z or +hh:mm) is part of it.
+        if parsed is None or parsed.tzinfo is None:
+            return "must be a date and time with its offset, such as 2026-09-01T18:30:00Z"
     return None
 
 

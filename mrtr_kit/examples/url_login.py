@@ -1,0 +1,262 @@
+"""Lesson: URL-mode elicitation — the user finishes a step on a web page the client never sees.
+
+``connect_calendar`` reads a pretend calendar, which needs the user to sign in to the calendar
+provider first. A password must never travel through a form or through the client (ELIC-14),
+so the tool returns ``input_required`` with a **URL-mode** request: a link to a sign-in page
+that this same Starlette app serves on loopback. The flow (ELIC-9, ELIC-11):
+
+1. round 1 — the server opens a pending sign-in under a random id, puts the link in a URL-mode
+   request and the id in ``requestState`` (the spec has no ``elicitationId`` any more);
+2. the user opens the link in their browser and signs in there; the page records completion
+   in the server's store under that id. The client sees none of it;
+3. the client retries with ``{"action": "accept"}`` ("I went there", not "it is done"); the
+   server looks the id up: finished -> the calendar; not yet -> the same link again.
+
+Decline and cancel end the call politely (ELIC-8). The id in the URL is unguessable and names
+no user (ELIC-12: no credentials or personal data in URLs); the state that carries it is
+sealed by the core, bound to this tool call and principal (MRTR-S4, MRTR-S5). The pending
+sign-in remembers the principal that started it, so another principal's retry cannot use it
+(SEC-9, ELIC-16).
+
+In practice (ELIC-12): a real page must check that the person who opens the link is the user
+the request was made for — e.g. by having them log in to the server's own site first and
+comparing identities. This demo has no users, so anyone holding the link could finish it.
+Serve the page over HTTPS anywhere but loopback.
+
+``UrlLoginExample(public_url).app()`` is the whole Starlette app: the MCP endpoint at
+``/mcp`` (``create_app``) plus the sign-in page at ``/signin/{id}``. ``build_server()`` gives
+only the MCP server (for ``EXAMPLES``); its links then point at ``DEFAULT_PUBLIC_URL``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Mount, Route
+
+from ..protocol.models import ElicitRequest
+from ..server import McpServer, RequestContext
+from ..server.context import elicit_url
+from ..server.http import create_app
+
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8765"
+SIGNIN_TTL_S = 15 * 60  # as long as a requestState lives (SEC-4, KIT)
+LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
+_OUTCOME = re.compile(r'<p id="outcome">(.*?)</p>', re.S)
+NEXT_EVENT = "Team lunch, Friday 12:30"
+
+
+@dataclass
+class SignIn:
+    """One pending (or finished) sign-in on the provider's page."""
+
+    principal: str | None  # who started it; only they may use it (SEC-9)
+    expires_at: float
+    account: str | None = None  # set once the user signed in on the page
+
+    @property
+    def done(self) -> bool:
+        return self.account is not None
+
+
+class SignInPages:
+    """The out-of-band side: pending sign-ins keyed by an unguessable id, and the page.
+
+    Thread-safe, because a notebook may serve the app from a background thread while the
+    lesson's code looks at the store.
+    """
+
+    def __init__(self, *, ttl_s: float = SIGNIN_TTL_S, now: Callable[[], float] = time.time):
+        self.ttl_s = ttl_s
+        self._now = now
+        self._lock = threading.Lock()
+        self._pending: dict[str, SignIn] = {}
+
+    def start(self, principal: str | None) -> str:
+        sid = secrets.token_urlsafe(16)  # 128 random bits: the link cannot be guessed
+        with self._lock:
+            self._purge()
+            self._pending[sid] = SignIn(principal, self._now() + self.ttl_s)
+        return sid
+
+    def lookup(self, sid: str, principal: str | None) -> SignIn | None:
+        """The sign-in ``sid`` if it is alive and was started by ``principal``."""
+        with self._lock:
+            self._purge()
+            found = self._pending.get(sid)
+        return found if found is not None and found.principal == principal else None
+
+    def complete(self, sid: str, account: str) -> bool:
+        with self._lock:
+            self._purge()
+            found = self._pending.get(sid)
+            if found is None:
+                return False
+            found.account = account
+            return True
+
+    def _purge(self) -> None:
+        now = self._now()
+        for sid in [s for s, p in self._pending.items() if p.expires_at < now]:
+            del self._pending[sid]
+
+    # -- the page -----------------------------------------------------------------------------
+
+    async def page(self, request: Request) -> HTMLResponse:
+        sid = request.path_params["sid"]
+        with self._lock:
+            self._purge()
+            found = self._pending.get(sid)
+        if found is None:
+            return _page("Unknown link", "This sign-in link is unknown or has expired.", 404)
+        if request.method == "POST":
+            origin = request.headers.get("origin")
+            if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+                return _page("Refused", "Sign-in forms are only accepted from this page.", 403)
+            form = parse_qs((await request.body()).decode("utf-8", "replace"))
+            account = (form.get("account") or [""])[0].strip()
+            password = (form.get("password") or [""])[0]
+            if not account or not password:
+                return _page("Sign in", "Both fields are needed.", 400, form_for=sid)
+            # A pretend provider: any password is accepted, and it is not kept anywhere.
+            self.complete(sid, account)
+            return _page(
+                "Signed in",
+                f"Signed in as {account}. Go back to your notebook and press "
+                "“I have finished — retry”.",
+            )
+        if found.done:
+            return _page("Signed in", f"Signed in as {found.account} already.")
+        return _page(
+            "Sign in to Pretend Calendar",
+            "The mrtr-kit calendar tool wants to read your calendar.",
+            form_for=sid,
+        )
+
+    def routes(self) -> list[Route]:
+        return [Route("/signin/{sid}", self.page, methods=["GET", "POST"])]
+
+
+def _page(
+    title: str, outcome: str, status: int = 200, *, form_for: str | None = None
+) -> HTMLResponse:
+    form = ""
+    if form_for is not None:
+        form = (
+            '<form method="post">'
+            '<p><label>Account <input name="account" autocomplete="username"></label></p>'
+            '<p><label>Password <input name="password" type="password" '
+            'autocomplete="current-password"></label></p>'
+            '<p><button type="submit">Sign in</button></p></form>'
+            "<p><small>Pretend provider: any password works and is forgotten at once."
+            "</small></p>"
+        )
+    body = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        "</head><body style='font-family:sans-serif;max-width:32em;margin:2em auto'>"
+        f'<h1>{html.escape(title)}</h1><p id="outcome">{html.escape(outcome)}</p>{form}'
+        "</body></html>"
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def signin_url(public_url: str, sid: str) -> str:
+    return f"{public_url.rstrip('/')}/signin/{sid}"
+
+
+def register(server: McpServer, pages: SignInPages, public_url: str = DEFAULT_PUBLIC_URL) -> None:
+    def ask(sid: str, why: str | None = None) -> ElicitRequest:
+        message = "Sign in to Pretend Calendar so I can read your calendar."
+        return elicit_url(f"{why} {message}" if why else message, signin_url(public_url, sid))
+
+    def connect_calendar(ctx: RequestContext) -> Any:
+        if ctx.state is None:  # round 1: open a sign-in and send its link
+            sid = pages.start(ctx.principal)
+            return ctx.input_required({"signin": ask(sid)}, {"sid": sid})
+        sid = ctx.state["sid"]
+        answer = ctx.elicitation("signin")
+        if answer is None:  # the answer went missing: ask again (MRTR-E4)
+            return ctx.input_required({"signin": ask(sid)}, {"sid": sid})
+        if answer.action == "decline":
+            return "Calendar not connected: you declined to sign in."
+        if answer.action == "cancel":
+            return "Calendar not connected: sign-in was cancelled."
+        signin = pages.lookup(sid, ctx.principal)
+        if signin is None:  # expired, or started by someone else: start over with a new link
+            sid = pages.start(ctx.principal)
+            why = "That sign-in expired."
+            return ctx.input_required({"signin": ask(sid, why)}, {"sid": sid})
+        if not signin.done:  # accept means "I went there", not "done" (ELIC-9)
+            why = "You have not finished signing in yet."
+            return ctx.input_required({"signin": ask(sid, why)}, {"sid": sid})
+        return f"Calendar connected as {signin.account}. Next event: {NEXT_EVENT}."
+
+    server.tool(
+        "connect_calendar",
+        description="Reads your (pretend) calendar. Asks you to sign in on a web page first "
+        "(URL-mode elicitation).",
+        annotations={"readOnlyHint": True},
+    )(connect_calendar)
+
+
+class UrlLoginExample:
+    """The MCP server and its sign-in pages, sharing one store and one public URL."""
+
+    def __init__(self, public_url: str = DEFAULT_PUBLIC_URL) -> None:
+        self.public_url = public_url.rstrip("/")
+        self.pages = SignInPages()
+        self.server = McpServer(
+            "url-login-example", instructions="Connects your calendar after a web sign-in."
+        )
+        register(self.server, self.pages, self.public_url)
+
+    def app(self, **http_options: Any) -> Starlette:
+        """``/mcp`` for the client, ``/signin/{id}`` for the user's browser; loopback only.
+
+        ``http_options`` go to ``create_app`` for the MCP endpoint (hosts, principal, ...).
+        """
+        mcp = create_app(self.server, **http_options)
+        return Starlette(
+            routes=[*self.pages.routes(), Mount("/", app=mcp)],
+            # DNS-rebinding defence for the page too (the MCP endpoint checks Host itself).
+            middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)],
+        )
+
+
+def build_server() -> McpServer:
+    return UrlLoginExample().server
+
+
+async def sign_in(
+    url: str, account: str, password: str, *, http: httpx.AsyncClient | None = None
+) -> str:
+    """Do what the user does in their browser: open the sign-in page and submit it.
+
+    Returns the page's one-line outcome. A lesson calls this to finish the out-of-band step
+    from code; in a real session the learner clicks the link instead.
+    """
+    own = http is None
+    client = http or httpx.AsyncClient(timeout=10)
+    try:
+        await client.get(url)
+        response = await client.post(url, data={"account": account, "password": password})
+    finally:
+        if own:
+            await client.aclose()
+    found = _OUTCOME.search(response.text)
+    outcome = html.unescape(found.group(1)) if found else response.text[:80]
+    return f"HTTP {response.status_code}: {outcome}"

@@ -1,0 +1,54 @@
+"""The Jupyter layer: MRTR input requests as forms, cards and panels, and the wire trace.
+
+Plain-Python modules (no ipywidgets needed, tested without a kernel):
+
+* ``formspec`` — ``requestedSchema`` -> fields -> validation -> ``ElicitResult``;
+* ``trace_view`` — each round's request and response, and a Mermaid sequence diagram;
+* ``urlinfo`` — what a URL-mode card must tell the user about a link (ELIC-13);
+* ``standin`` — the local stand-in "model" that drafts sampling answers (not an LLM).
+
+Widget modules (import ipywidgets): ``answer_widget`` (what they share), ``forms``
+(``ElicitationForm``), ``url_card`` (``UrlCard``), ``panels`` (``SamplingPanel``,
+``RootsPanel``) and ``flow`` (``CallFlow``, the non-blocking driver: a button's click sends the
+retry, nothing ever waits in a cell; ``widget_client`` and ``start_tool_call`` /
+``start_prompt`` / ``start_resource``).
+
+The names below are loaded on first use, so ``import mrtr_kit.jupyter`` never needs ipywidgets.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "FormSpec": "formspec",
+    "FieldSpec": "formspec",
+    "FormOutcome": "formspec",
+    "TraceView": "trace_view",
+    "Mermaid": "trace_view",
+    "sequence_diagram": "trace_view",
+    "diagram": "trace_view",
+    "short_state": "trace_view",
+    "wire_json": "trace_view",
+    "result_text": "trace_view",
+    "ElicitationForm": "forms",
+    "UrlCard": "url_card",
+    "SamplingPanel": "panels",
+    "RootsPanel": "panels",
+    "CallFlow": "flow",
+    "AnsweredByWidgets": "flow",
+    "widget_client": "flow",
+    "start_tool_call": "flow",
+    "start_prompt": "flow",
+    "start_resource": "flow",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mrtr_kit.jupyter' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

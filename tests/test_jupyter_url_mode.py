@@ -1,0 +1,184 @@
+"""URL-mode elicitation end to end: the ``url-login`` example, its sign-in page, and the card.
+
+In-process through ``httpx.ASGITransport`` (the page and the MCP endpoint are one app), and
+once over real loopback TCP with ``LoopbackServer``, as notebook 01 runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from helpers import request, result, run
+
+from mrtr_kit.examples import EXAMPLES, url_login
+from mrtr_kit.examples.url_login import SignInPages, UrlLoginExample, sign_in
+from mrtr_kit.jupyter.flow import start_tool_call, widget_client
+from mrtr_kit.lessons.basics import LoopbackServer
+
+URL_CAPS = {"elicitation": {"url": {}}}
+BASE = "http://localhost"
+
+
+def call(server, principal=None, **retry):
+    message = request("tools/call", {"name": "connect_calendar", **retry}, capabilities=URL_CAPS)
+    return run(server, message, principal=principal)
+
+
+def accept_retry(first):
+    return {
+        "inputResponses": {"signin": {"action": "accept"}},
+        "requestState": first["requestState"],
+    }
+
+
+def test_registered_as_an_example_whose_links_use_the_default_url():
+    assert EXAMPLES["url-login"] is url_login.build_server
+    first = result(call(url_login.build_server()))
+    link = first["inputRequests"]["signin"]["params"]["url"]
+    assert link.startswith(url_login.DEFAULT_PUBLIC_URL + "/signin/")
+
+
+def test_round_one_sends_a_url_request_and_keeps_the_id_in_request_state():
+    example = UrlLoginExample(BASE)
+    first = result(call(example.server))
+    request_ = first["inputRequests"]["signin"]
+    assert request_["method"] == "elicitation/create"
+    params = request_["params"]
+    assert params["mode"] == "url" and "Sign in to Pretend Calendar" in params["message"]
+    sid = params["url"].removeprefix(f"{BASE}/signin/")
+    assert len(sid) == 22  # 128 random bits, no user data in the URL (ELIC-12)
+    assert "requestState" in first  # ELIC-11: our own correlation id travels in the state
+
+
+def test_url_mode_needs_the_url_capability():
+    message = request(
+        "tools/call", {"name": "connect_calendar"}, capabilities={"elicitation": {"form": {}}}
+    )
+    reply = run(UrlLoginExample(BASE).server, message)
+    assert reply.body["error"]["code"] == -32021  # MRTR-S7, CAP-2
+
+
+def test_accept_before_the_sign_in_asks_again_and_after_it_completes():
+    example = UrlLoginExample(BASE)
+    first = result(call(example.server))
+    url = first["inputRequests"]["signin"]["params"]["url"]
+    early = result(call(example.server, **accept_retry(first)))
+    assert early["resultType"] == "input_required"  # accept means "I went there" (ELIC-9)
+    assert early["inputRequests"]["signin"]["params"]["message"].startswith(
+        "You have not finished signing in yet."
+    )
+    assert early["inputRequests"]["signin"]["params"]["url"] == url
+    assert example.pages.complete(url.rsplit("/", 1)[1], "ada")
+    done = result(call(example.server, **accept_retry(early)))
+    assert done["content"][0]["text"] == (
+        "Calendar connected as ada. Next event: Team lunch, Friday 12:30."
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "text"),
+    [
+        ("decline", "Calendar not connected: you declined to sign in."),
+        ("cancel", "Calendar not connected: sign-in was cancelled."),
+    ],
+)
+def test_decline_and_cancel_end_the_call_politely(action, text):
+    example = UrlLoginExample(BASE)
+    first = result(call(example.server))
+    retry = {
+        "inputResponses": {"signin": {"action": action}},
+        "requestState": first["requestState"],
+    }
+    assert result(call(example.server, **retry))["content"][0]["text"] == text
+
+
+def test_a_retry_without_the_answer_gets_the_same_link_again():
+    example = UrlLoginExample(BASE)
+    first = result(call(example.server))
+    again = result(call(example.server, requestState=first["requestState"]))
+    assert again["inputRequests"] == first["inputRequests"]  # MRTR-E4
+
+
+def test_a_sign_in_started_by_one_principal_is_not_used_for_another():
+    pages = SignInPages()
+    sid = pages.start("alice")
+    pages.complete(sid, "alice-account")
+    assert pages.lookup(sid, "alice") is not None
+    assert pages.lookup(sid, "mallory") is None  # SEC-9, ELIC-16
+
+
+def test_sign_ins_expire():
+    clock = [1000.0]
+    pages = SignInPages(ttl_s=60, now=lambda: clock[0])
+    sid = pages.start(None)
+    clock[0] += 61
+    assert pages.lookup(sid, None) is None
+    assert not pages.complete(sid, "ada")
+
+
+def test_an_expired_sign_in_starts_over_with_a_new_link():
+    example = UrlLoginExample(BASE)
+    first = result(call(example.server))
+    example.pages._pending.clear()  # as if it had expired
+    again = result(call(example.server, **accept_retry(first)))
+    assert again["inputRequests"]["signin"]["params"]["message"].startswith("That sign-in expired.")
+    new_url = again["inputRequests"]["signin"]["params"]["url"]
+    assert new_url != first["inputRequests"]["signin"]["params"]["url"]
+
+
+def test_the_page_serves_a_form_records_the_sign_in_and_refuses_strangers():
+    example = UrlLoginExample(BASE)
+    sid = example.pages.start(None)
+    url = url_login.signin_url(BASE, sid)
+
+    async def browse():
+        transport = httpx.ASGITransport(example.app())
+        async with httpx.AsyncClient(transport=transport, timeout=5) as http:
+            page = await http.get(url)
+            assert page.status_code == 200 and 'type="password"' in page.text
+            missing = await http.post(url, data={"account": "ada", "password": ""})
+            assert missing.status_code == 400
+            foreign = await http.post(
+                url,
+                data={"account": "ada", "password": "x"},
+                headers={"Origin": "http://evil.example"},
+            )
+            assert foreign.status_code == 403
+            assert example.pages.lookup(sid, None).account is None
+            outcome = await sign_in(url, "ada", "pw", http=http)
+            assert outcome.startswith("HTTP 200: Signed in as ada.")
+            assert "Signed in as ada already" in (await http.get(url)).text
+            unknown = await http.get(f"{BASE}/signin/nope")
+            assert unknown.status_code == 404
+            rebinding = await http.get(f"http://attacker.example/signin/{sid}")
+            assert rebinding.status_code == 400  # loopback Host names only (HTTP-27 spirit)
+
+    asyncio.run(browse())
+    assert example.pages.lookup(sid, None).account == "ada"
+    assert "pw" not in repr(example.pages._pending)  # the password is not kept
+
+
+def test_the_whole_flow_over_loopback_tcp_with_the_card():
+    site = LoopbackServer.start(lambda base: UrlLoginExample(base).app())
+
+    async def flow_run():
+        async with widget_client(f"{site.url}/mcp", form=False, url=True) as client:
+            flow = await start_tool_call(client, "connect_calendar")
+            card = flow.card
+            assert card.facts.host == "127.0.0.1" and card.facts.warnings == ()
+            card.done()
+            assert await flow.settled() == "input_required"
+            assert "not finished" in flow.card.params.message
+            assert (await sign_in(flow.card.params.url, "ada", "pw")).startswith("HTTP 200")
+            flow.card.done()
+            assert await flow.settled() == "complete"
+            return flow.text, flow.rounds
+
+    try:
+        text, rounds = asyncio.run(flow_run())
+    finally:
+        site.stop()
+    assert text.startswith("Calendar connected as ada.") and rounds == 3
+    assert "stopped" in repr(site)
