@@ -1,0 +1,249 @@
+"""Lesson 03: one tool, ``plan_trip``, written the 2025-11-25 way and ported to MRTR.
+
+``plan_trip(city)`` asks two questions — when, then which room (the second question uses the
+first answer) — and reserves a hotel room. Both versions live here so the lesson can run and
+show them side by side:
+
+* ``plan_trip_legacy`` — push style: ``await ctx.elicit(...)`` twice, in the middle of the code.
+  It checks the *session's* capabilities and holds a room before asking. Served by
+  ``mrtr_kit.legacy``; on several instances it needs sticky routing.
+* ``plan_trip`` — the MRTR port, a re-entrant handler run once per round:
+
+  - MIG-2: each ``await`` became "return ``input_required``; on re-entry read the answer", and
+    the first answer travels to the next round inside ``requestState``;
+  - MIG-3: the hold before the questions is gone; the reservation happens after the last answer;
+  - MIG-4: capabilities come from *this* request, on every round;
+  - the questions are pure functions of the arguments and the state, so every re-run asks
+    exactly the same thing (same key, same schema).
+
+The hotel desk is in-memory, one per process: enough to count side effects in a lesson.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..legacy import LegacyServer, LegacyToolContext, LocalSessions, SignedSessions
+from ..legacy.sessions import SessionStore
+from ..protocol import errors
+from ..protocol.elicitation import validate_content
+from ..protocol.models import ElicitRequest, ElicitRequestFormParams, ElicitResult
+from ..server import McpServer, RequestContext
+from ..server.context import elicit_form
+from ..server.keyring import KeyRing, derive_key
+
+CITY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "minLength": 1}},
+    "required": ["city"],
+}
+
+DATES_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "start": {"type": "string", "title": "Arrival", "format": "date"},
+        "nights": {"type": "integer", "title": "Nights", "minimum": 1, "maximum": 14, "default": 3},
+    },
+    "required": ["start", "nights"],
+}
+
+ROOM_PRICES = {"single": 80, "double": 120, "suite": 260}  # euros per night
+
+
+def room_form(nights: int) -> dict[str, Any]:
+    """The second question depends on the first answer: prices for that many nights."""
+    options = [
+        {"const": room, "title": f"{room.capitalize()}, {price * nights} EUR"}
+        for room, price in ROOM_PRICES.items()
+    ]
+    room = {"type": "string", "title": "Room", "oneOf": options, "default": "double"}
+    return {"type": "object", "properties": {"room": room}, "required": ["room"]}
+
+
+def dates_question(city: str) -> str:
+    return f"When are you going to {city}?"
+
+
+def room_question(city: str, start: str, nights: int) -> str:
+    return f"{nights} nights in {city} from {start}: which room?"
+
+
+def accepted(answer: ElicitResult, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer's content if the user accepted and it fits the form (ELIC-14), else None."""
+    if answer.action != "accept" or validate_content(schema, answer.content):
+        return None
+    return dict(answer.content or {})
+
+
+@dataclass(frozen=True)
+class Reservation:
+    city: str
+    start: str
+    nights: int
+    room: str
+
+    @property
+    def price(self) -> int:
+        return ROOM_PRICES[self.room] * self.nights
+
+    def summary(self) -> str:
+        return (
+            f"Reserved a {self.room} room in {self.city}: {self.nights} nights "
+            f"from {self.start}, {self.price} EUR."
+        )
+
+
+@dataclass
+class HotelDesk:
+    """The hotel's side of things, in this process: holds and reservations, counted."""
+
+    holds: dict[int, str] = field(default_factory=dict)  # open holds: number -> city
+    holds_placed: int = 0
+    reservations: list[Reservation] = field(default_factory=list)
+
+    def hold(self, city: str) -> int:
+        """Keep a room aside while the traveller decides (the legacy tool does this first)."""
+        self.holds_placed += 1
+        self.holds[self.holds_placed] = city
+        return self.holds_placed
+
+    def release(self, hold: int) -> None:
+        self.holds.pop(hold, None)
+
+    def reserve(
+        self, city: str, start: str, nights: int, room: str, *, hold: int | None = None
+    ) -> Reservation:
+        if hold is not None:
+            self.release(hold)  # the held room becomes the reservation
+        reservation = Reservation(city, start, nights, room)
+        self.reservations.append(reservation)
+        return reservation
+
+
+# -- before: 2025-11-25, push style ------------------------------------------------------------
+
+
+def make_plan_trip_legacy(desk: HotelDesk) -> Any:
+    async def plan_trip_legacy(ctx: LegacyToolContext) -> str:
+        city = ctx.arguments["city"]
+        if not ctx.session.supports_elicitation():  # fixed at initialize, for the session
+            return f"This client cannot show forms, so I cannot plan a trip to {city}."
+        hold = desk.hold(city)  # a side effect before the first question
+        dates = await ctx.elicit(dates_question(city), DATES_FORM)  # waits in this process
+        when = accepted(dates, DATES_FORM)
+        if when is None:
+            desk.release(hold)
+            return f"Trip to {city} cancelled. Nothing was reserved."
+        start, nights = when["start"], when["nights"]
+        form = room_form(nights)
+        room = await ctx.elicit(room_question(city, start, nights), form)  # waits again
+        choice = accepted(room, form)
+        if choice is None:
+            desk.release(hold)
+            return f"Trip to {city} cancelled. Nothing was reserved."
+        return desk.reserve(city, start, nights, choice["room"], hold=hold).summary()
+
+    return plan_trip_legacy
+
+
+# -- after: 2026-07-28, MRTR ----------------------------------------------------------------------
+
+
+def ask_dates(city: str) -> ElicitRequest:
+    return elicit_form(dates_question(city), DATES_FORM)
+
+
+def ask_room(city: str, state: dict[str, Any]) -> ElicitRequest:
+    return elicit_form(
+        room_question(city, state["start"], state["nights"]), room_form(state["nights"])
+    )
+
+
+def make_plan_trip(desk: HotelDesk) -> Any:
+    def plan_trip(ctx: RequestContext) -> Any:
+        city = ctx.arguments["city"]
+        if not ctx.capabilities.supports_elicitation("form"):  # MIG-4: this request's, each round
+            raise errors.missing_capability({"elicitation": {"form": {}}})
+        state = ctx.state or {}  # MIG-2: what earlier rounds learned (verified requestState)
+        if "nights" not in state:
+            dates = ctx.elicitation("dates")
+            if dates is None:  # round 1, or the answer went missing: ask (MRTR-E4)
+                return ctx.input_required({"dates": ask_dates(city)}, state)
+            when = accepted(dates, DATES_FORM)
+            if when is None:
+                return f"Trip to {city} cancelled. Nothing was reserved."
+            state = {"start": when["start"], "nights": when["nights"]}
+        room = ctx.elicitation("room")
+        if room is None:  # MIG-2: the dates ride along in the new requestState
+            return ctx.input_required({"room": ask_room(city, state)}, state)
+        choice = accepted(room, room_form(state["nights"]))
+        if choice is None:
+            return f"Trip to {city} cancelled. Nothing was reserved."
+        # MIG-3: the only side effect, after the last answer; earlier rounds changed nothing.
+        return desk.reserve(city, state["start"], state["nights"], choice["room"]).summary()
+
+    return plan_trip
+
+
+DESCRIPTION = "Plan a trip: asks when and which room, then reserves a hotel room."
+
+
+def register(server: McpServer, desk: HotelDesk | None = None) -> HotelDesk:
+    desk = desk or HotelDesk()
+    server.tool("plan_trip", description=DESCRIPTION, input_schema=CITY_SCHEMA)(
+        make_plan_trip(desk)
+    )
+    return desk
+
+
+def build_server(desk: HotelDesk | None = None) -> McpServer:
+    """The MRTR port. Instances of a fleet share ``MRTR_KIT_STATE_KEY`` (``McpServer`` reads
+    it), so a state minted by one instance verifies on any other."""
+    server = McpServer("trip-planner", instructions="Plans trips; asks you two questions.")
+    register(server, desk)
+    return server
+
+
+def build_legacy_server(
+    desk: HotelDesk | None = None,
+    *,
+    shared_sessions: bool = True,
+    answer_timeout_s: float = 300.0,
+) -> LegacyServer:
+    """The 2025-11-25 original. ``shared_sessions`` signs session ids with the fleet's key
+    (``MRTR_KIT_STATE_KEY``) so every instance accepts them; otherwise they live in-process."""
+    if shared_sessions:
+        # The fleet's secret, with its own subkey: one secret never serves two purposes.
+        secret = KeyRing.from_env().primary.secret
+        sessions: SessionStore = SignedSessions(derive_key(secret, "legacy session ids"))
+    else:
+        sessions = LocalSessions()
+    server = LegacyServer(
+        "trip-planner-legacy",
+        sessions=sessions,
+        answer_timeout_s=answer_timeout_s,
+        instructions="Plans trips; asks you two questions.",
+    )
+    server.tool("plan_trip", description=DESCRIPTION, input_schema=CITY_SCHEMA)(
+        make_plan_trip_legacy(desk or HotelDesk())
+    )
+    return server
+
+
+def traveller(
+    start: str = "2026-09-01", nights: int = 3, room: str = "double", *, accept: bool = True
+) -> Any:
+    """A scripted user for both clients: answers the dates form, then the room form."""
+
+    def answer(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
+        if not accept:
+            return ElicitResult(action="decline")
+        fields = params.requested_schema.get("properties", {})
+        if "nights" in fields:
+            return ElicitResult(action="accept", content={"start": start, "nights": nights})
+        if "room" in fields:
+            return ElicitResult(action="accept", content={"room": room})
+        return ElicitResult(action="decline")
+
+    return answer

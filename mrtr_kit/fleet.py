@@ -1,0 +1,494 @@
+"""Several server processes behind a load balancer, on loopback: the lesson's "production".
+
+Three pieces, all stopped by PID (never by name):
+
+* ``start_fleet(n, ...)`` — ``n`` separate ``python -m mrtr_kit serve ...`` processes on free
+  ports, named ``instance-1`` .. ``instance-n`` (every response carries that name in
+  ``X-Mcp-Instance``). They share one ``MRTR_KIT_STATE_KEY``, so a ``requestState`` minted by
+  one instance verifies on all of them. ``start_processes`` runs any such commands.
+* ``RoundRobin`` — a load balancer inside the client: every HTTP request goes to the next
+  instance (``sticky=True``: requests of one ``Mcp-Session-Id`` stay on one instance). Each
+  client gets its own ``RoundRobin.transport()``; all share one rotation, as clients of one
+  balancer do. ``FRONT_URL`` is the address clients use; the transport rewrites it.
+* ``Nginx`` — a real nginx (the Debian package) in front of the fleet, with its own config,
+  pid file and logs in a temporary directory and ``daemon off``, so it is our child process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import secrets
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+INSTANCE_HEADER = "X-Mcp-Instance"
+FRONT_URL = "http://fleet.invalid/mcp"  # ".invalid" never resolves: only a balancer can reach it
+STATE_KEY_ENV = "MRTR_KIT_STATE_KEY"
+_SERVING = re.compile(r"(http://127\.0\.0\.1:\d+/mcp)")
+
+
+class FleetError(RuntimeError):
+    """A process of the fleet (or nginx) did not start."""
+
+
+# -- processes --------------------------------------------------------------------------------
+
+
+@dataclass
+class Instance:
+    """One server process of the fleet."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    url: str = ""
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def log(self) -> str:
+        """Everything the process wrote to stdout and stderr so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def log_lines(self, containing: str = "") -> list[str]:
+        return [line for line in self.log().splitlines() if containing in line]
+
+    def crash(self) -> None:
+        """SIGKILL to this PID: the instance dies at once, as in a crash or a node loss."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM to this PID, then SIGKILL if it has not exited within ``timeout``."""
+        stop_process(self.process, timeout)
+
+
+_running: set[Fleet | Nginx] = set()  # held until stopped, so none is forgotten at exit
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 5.0) -> None:
+    """Stop one process by its PID: SIGTERM, then SIGKILL if it outlives ``timeout``."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@atexit.register
+def _stop_forgotten() -> None:
+    for started in list(_running):
+        started.stop()
+
+
+class Fleet:
+    """Server processes started together; ``stop()`` (or ``with``) ends them all by PID."""
+
+    def __init__(self, instances: list[Instance], workdir: tempfile.TemporaryDirectory[str]):
+        self.instances = instances
+        self._workdir = workdir
+        self._logs: list[IO[bytes]] = []
+        _running.add(self)
+
+    @property
+    def urls(self) -> list[str]:
+        return [i.url for i in self.instances]
+
+    @property
+    def names(self) -> list[str]:
+        return [i.name for i in self.instances]
+
+    def __getitem__(self, key: int | str) -> Instance:
+        if isinstance(key, int):
+            return self.instances[key]
+        for instance in self.instances:
+            if instance.name == key:
+                return instance
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return iter(self.instances)
+
+    def stop(self) -> None:
+        for instance in self.instances:  # SIGTERM to all first: they shut down in parallel
+            if instance.running:
+                instance.process.terminate()
+        for instance in self.instances:
+            instance.stop()
+        for handle in self._logs:
+            handle.close()
+        self._logs.clear()
+        _running.discard(self)
+        self._workdir.cleanup()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        running = sum(i.running for i in self.instances)
+        return f"<Fleet {', '.join(self.names)}: {running} of {len(self)} running>"
+
+
+def serve_command(
+    example: str, instance: str, *, legacy: bool = False, options: Sequence[str] = ()
+) -> list[str]:
+    """``python -m mrtr_kit serve`` for one instance, on a free port (``--port 0``)."""
+    command = [sys.executable, "-m", "mrtr_kit", "serve", "--example", example]
+    command += ["--port", "0", "--instance-name", instance, "--log-level", "warning"]
+    if legacy:
+        command.append("--legacy")
+    return [*command, *options]
+
+
+def _responds(url: str) -> bool:
+    """Any HTTP answer (a 405 to GET is fine) means the server is accepting connections."""
+    try:
+        httpx.get(url, timeout=1.0)
+    except httpx.TransportError:
+        return False
+    return True
+
+
+def start_processes(
+    commands: Mapping[str, Sequence[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+) -> Fleet:
+    """Start one process per ``{name: command}``, all at once; return when every one serves.
+
+    Each command must print its ``http://127.0.0.1:PORT/mcp`` URL (as ``serve`` does).
+    """
+    workdir = tempfile.TemporaryDirectory(prefix="mrtr-fleet-")
+    child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    instances: list[Instance] = []
+    fleet = Fleet(instances, workdir)
+    try:
+        for name, command in commands.items():
+            log_path = Path(workdir.name) / f"{name}.log"
+            handle = log_path.open("wb")
+            fleet._logs.append(handle)
+            process = subprocess.Popen(
+                list(command), stdout=handle, stderr=subprocess.STDOUT, env=child_env
+            )
+            instances.append(Instance(name, process, log_path))
+        deadline = time.monotonic() + timeout
+        for instance in instances:
+            while not instance.url or not _responds(instance.url):
+                if not instance.running:
+                    raise FleetError(f"{instance.name} exited:\n{instance.log()}")
+                if time.monotonic() > deadline:
+                    raise FleetError(f"{instance.name} not serving after {timeout} s")
+                found = _SERVING.search(instance.log())
+                instance.url = found.group(1) if found else ""
+                time.sleep(0.05)
+    except BaseException:
+        fleet.stop()
+        raise
+    return fleet
+
+
+def start_fleet(
+    size: int,
+    *,
+    example: str = "trip-planner",
+    legacy: bool = False,
+    options: Sequence[str] = (),
+    state_key: str | None = None,
+    prefix: str = "instance",
+    timeout: float = 30.0,
+) -> Fleet:
+    """``size`` instances of one example, named ``<prefix>-1`` .. ``<prefix>-<size>``.
+
+    They share ``state_key`` (hex; a fresh random one by default) through the environment:
+    MRTR instances verify each other's ``requestState``; legacy ones each other's sessions.
+    """
+    names = [f"{prefix}-{n}" for n in range(1, size + 1)]
+    commands = {
+        name: serve_command(example, name, legacy=legacy, options=options) for name in names
+    }
+    key = state_key or secrets.token_hex(32)
+    return start_processes(commands, env={STATE_KEY_ENV: key}, timeout=timeout)
+
+
+# -- a round-robin load balancer in the client --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One HTTP request as the balancer routed it."""
+
+    number: int  # order of arrival at the balancer
+    upstream: int  # index of the instance it was sent to
+    instance: str | None  # the X-Mcp-Instance header of the response
+    message: str  # the JSON-RPC method, or "response" for a client's answer
+    status: int
+
+
+def _message_label(request: httpx.Request) -> str:
+    method = request.headers.get("mcp-method")
+    if method:
+        return method
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx.RequestNotRead):
+        return "?"
+    if isinstance(body, dict):
+        return str(body.get("method", "response"))
+    return "?"
+
+
+class RoundRobin:
+    """Sends each request to the next instance in turn, as ``nginx`` does by default.
+
+    With ``sticky=True`` it keeps sessions together (session affinity): a request carrying an
+    ``Mcp-Session-Id`` goes to the instance whose response handed out that id, or else to the
+    instance the session's first request went to.
+    """
+
+    def __init__(self, urls: Sequence[str], *, sticky: bool = False) -> None:
+        if not urls:
+            raise ValueError("a balancer needs at least one instance")
+        self.urls = list(urls)
+        self.sticky = sticky
+        self.hits: list[Hit] = []
+        self._next = 0
+        self._pinned: dict[str, int] = {}
+        self._ssl: ssl.SSLContext | None = None
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        """One TLS context for all its transports: building one costs ~15 ms per client."""
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
+        return self._ssl
+
+    def pick(self, request: httpx.Request, *, avoid: int | None = None) -> int:
+        session = request.headers.get("mcp-session-id") if self.sticky else None
+        if session is not None and session in self._pinned and self._pinned[session] != avoid:
+            return self._pinned[session]
+        index = self._next % len(self.urls)
+        self._next += 1
+        if session is not None:
+            self._pinned[session] = index
+        return index
+
+    def pin(self, session: str, index: int) -> None:
+        """Send every later request of ``session`` to instance ``index``."""
+        self._pinned[session] = index
+
+    def transport(self) -> BalancedTransport:
+        """An httpx transport for one client, routed by this balancer."""
+        return BalancedTransport(self)
+
+    def counts(self) -> Counter[str]:
+        """Requests served per instance, by the ``X-Mcp-Instance`` header."""
+        return Counter(hit.instance or "?" for hit in self.hits)
+
+
+class BalancedTransport(httpx.AsyncBaseTransport):
+    """Rewrites each request to the instance the balancer picks; records where it went."""
+
+    def __init__(self, balancer: RoundRobin) -> None:
+        self.balancer = balancer
+        self.hits: list[Hit] = []
+        self._inner = httpx.AsyncHTTPTransport(verify=balancer.ssl_context)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        balancer, failed = self.balancer, None
+        for _ in balancer.urls:
+            index = balancer.pick(request, avoid=failed)
+            upstream = httpx.URL(balancer.urls[index])
+            request.url = request.url.copy_with(
+                scheme=upstream.scheme, host=upstream.host, port=upstream.port
+            )
+            request.headers["Host"] = f"{upstream.host}:{upstream.port}"
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx.ConnectError:
+                failed = index  # never reached the instance: try the next (nginx does too)
+                continue
+            session = response.headers.get("mcp-session-id")
+            if balancer.sticky and session:
+                balancer.pin(session, index)
+            hit = Hit(
+                len(balancer.hits) + 1,
+                index,
+                response.headers.get(INSTANCE_HEADER),
+                _message_label(request),
+                response.status_code,
+            )
+            self.hits.append(hit)
+            balancer.hits.append(hit)
+            return response
+        raise httpx.ConnectError(
+            "no instance of the fleet accepted the connection", request=request
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def format_hits(hits: Sequence[Hit]) -> str:
+    return "\n".join(
+        f"{hit.number:>3} {hit.message:<28} -> {hit.instance or '?':<11} {hit.status}"
+        for hit in hits
+    )
+
+
+# -- nginx -------------------------------------------------------------------------------------
+
+BALANCING = {
+    "round-robin": "",  # nginx's default: each request to the next server
+    "sticky": "hash $http_mcp_session_id consistent;",  # one session, one instance
+    "ip-hash": "ip_hash;",  # one client address, one instance
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def nginx_config(
+    upstreams: Sequence[str], *, port: int, prefix: str, balancing: str = "round-robin"
+) -> str:
+    """An nginx.conf that balances ``upstreams`` (``http://127.0.0.1:P/mcp``) at ``/mcp``.
+
+    Everything nginx writes stays under ``prefix``. ``proxy_buffering off`` lets each SSE event
+    through at once; ``Host`` is passed on, since the servers only accept loopback hosts.
+    """
+    servers = "\n".join(
+        f"        server {httpx.URL(url).host}:{httpx.URL(url).port};" for url in upstreams
+    )
+    # As root, nginx would run its worker as "nobody", which cannot use our temp directory.
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    user = "user root;\n" if as_root else ""
+    return f"""{user}daemon off;
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log {prefix}/access.log;
+    client_body_temp_path {prefix}/client_body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    upstream mcp_fleet {{
+        {BALANCING[balancing]}
+{servers}
+        keepalive 16;
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /mcp {{
+            proxy_pass http://mcp_fleet;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_read_timeout 120s;
+        }}
+    }}
+}}
+"""
+
+
+@dataclass(eq=False)  # compared and hashed by identity: one object, one nginx process
+class Nginx:
+    """nginx in front of ``upstreams``; ``start()`` runs it as a child, ``stop()`` by PID."""
+
+    upstreams: Sequence[str]
+    balancing: str = "round-robin"
+    binary: str = "/usr/sbin/nginx"
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+    _workdir: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
+    _stderr: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def prefix(self) -> Path:
+        if self._workdir is None:
+            raise RuntimeError("nginx is not started")
+        return Path(self._workdir.name)
+
+    def error_log(self) -> str:
+        path = self.prefix / "error.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def start(self, timeout: float = 10.0) -> Nginx:
+        if self.balancing not in BALANCING:
+            raise ValueError(f"balancing must be one of {sorted(BALANCING)}")
+        self._workdir = tempfile.TemporaryDirectory(prefix="mrtr-nginx-")
+        self.port = self.port or free_port()
+        config = self.prefix / "nginx.conf"
+        config.write_text(
+            nginx_config(
+                self.upstreams, port=self.port, prefix=str(self.prefix), balancing=self.balancing
+            )
+        )
+        command = [self.binary, "-p", str(self.prefix), "-c", str(config), "-e", "stderr"]
+        self._stderr = (self.prefix / "stderr.log").open("wb")
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        _running.add(self)
+        deadline = time.monotonic() + timeout
+        while not _responds(self.url):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                errors = (self.prefix / "stderr.log").read_text(errors="replace")
+                self.stop()
+                raise FleetError(f"nginx did not start: {errors}{self.error_log()}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM to nginx's master PID (a fast shutdown), SIGKILL if it lingers."""
+        if self.process is not None:
+            stop_process(self.process, timeout)
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
+        _running.discard(self)
+
+    def __enter__(self) -> Nginx:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

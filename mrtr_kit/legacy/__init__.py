@@ -1,0 +1,51 @@
+"""A 2025-11-25 ("push style") MCP server and client, kept only for the migration lesson.
+
+Do not build on this package: 2026-07-28 removed everything it does (the ``initialize``
+handshake, ``Mcp-Session-Id`` sessions, server-to-client requests). It exists so that the
+lesson can run the old pattern for real, watch it fail behind a load balancer, and port it to
+MRTR (notebook 03, digest §12).
+
+* ``server``   — ``LegacyServer``: tools that ``await ctx.elicit(...)``, waiting in-process
+* ``sessions`` — per-process (``LocalSessions``) or fleet-wide signed (``SignedSessions``)
+* ``http``     — the 2025-11-25 Streamable HTTP endpoint (``create_legacy_app``)
+* ``client``   — ``LegacyClient``: handshake, session, answers POSTed back to the server
+"""
+
+from .client import (
+    LegacyClient,
+    LegacyClientError,
+    LegacyExchange,
+    LegacyHttpError,
+    LegacyRemoteError,
+    format_trace,
+)
+from .http import INSTANCE_HEADER, create_legacy_app
+from .server import (
+    LEGACY_PROTOCOL_VERSION,
+    REQUEST_TIMEOUT,
+    LegacyError,
+    LegacyServer,
+    LegacyToolContext,
+    PendingRequests,
+)
+from .sessions import LocalSessions, Session, SignedSessions
+
+__all__ = [
+    "INSTANCE_HEADER",
+    "LEGACY_PROTOCOL_VERSION",
+    "REQUEST_TIMEOUT",
+    "LegacyClient",
+    "LegacyClientError",
+    "LegacyError",
+    "LegacyExchange",
+    "LegacyHttpError",
+    "LegacyRemoteError",
+    "LegacyServer",
+    "LegacyToolContext",
+    "LocalSessions",
+    "PendingRequests",
+    "Session",
+    "SignedSessions",
+    "create_legacy_app",
+    "format_trace",
+]
