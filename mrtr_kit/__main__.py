@@ -2,6 +2,12 @@
 
 * ``serve --example NAME [--host 127.0.0.1] [--port 8765]`` — run an example server over
   Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite);
+  ``--state-codec hmac|aead`` and ``--ledger memory|sqlite:PATH|redis://HOST:PORT/DB`` choose
+  how requestState is protected and where single-use states are spent. Several processes
+  that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``) and the
+  ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
+  ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
+  ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
 * ``examples`` — list the example names;
 * ``demo [--city Paris]`` — the basic MRTR flow in the terminal: the weather tool asks for your
   login, you answer at the prompt, and every round's request and response is printed;
@@ -38,10 +44,17 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    if args.legacy:
+        return _serve_legacy(args)
 
     from .examples import EXAMPLES
+    from .examples.url_login import UrlLoginExample
+    from .fleet import INSTANCE_HEADER
+    from .server.auth import BearerTokens
+    from .server.codecs import make_codec
     from .server.http import LOOPBACK_HOSTS, create_app
+    from .server.keyring import KeyRing
+    from .server.ledger import open_ledger
 
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
     if args.host not in LOOPBACK:
@@ -49,13 +62,56 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # name this host, and keep the Origin check (HTTP-27).
         print(f"warning: binding to {args.host}, not loopback (HTTP-28)", file=sys.stderr)
         hosts = (*LOOPBACK_HOSTS, f"[{args.host}]" if ":" in args.host else args.host)
-    app = create_app(EXAMPLES[args.example](), allowed_hosts=hosts)
     sock = _bind(args.host, args.port)
+    # url-login serves its sign-in page beside /mcp, and its links must name this address.
+    base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
+    pages = UrlLoginExample(base_url) if args.example == "url-login" else None
+    server = pages.server if pages else EXAMPLES[args.example]()
+    # Keys from the environment, so every process of a fleet opens every other's states.
+    server.states.codec = make_codec(args.state_codec, KeyRing.from_env())
+    server.ledger = open_ledger(args.ledger)  # shared by the fleet for single use (MRTR-S5d)
+    tokens = BearerTokens.from_env()
+    if tokens is not None:
+        print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
+    # A fleet's instances name themselves in every response (lesson 03 counts them).
+    instance = {INSTANCE_HEADER: args.instance_name} if args.instance_name else None
+    options: dict[str, Any] = {
+        "allowed_hosts": hosts,
+        "principal_of": tokens,
+        "response_headers": instance,
+    }
+    app = pages.app(**options) if pages else create_app(server, **options)
+    return _run(app, args, f"example {args.example!r}", sock)
+
+
+def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
+    import uvicorn
+
+    sock = sock or _bind(args.host, args.port)
     port = sock.getsockname()[1]
-    print(f"Serving example {args.example!r} at {_url(args.host, port)}", flush=True)
+    print(f"Serving {what} at {_url(args.host, port)}", flush=True)
     config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _serve_legacy(args: argparse.Namespace) -> int:
+    """``serve --legacy``: the 2025-11-25 original of an example, for the migration lesson."""
+    from .examples import LEGACY_EXAMPLES
+    from .legacy.http import configure_logging, create_legacy_app
+
+    if args.example not in LEGACY_EXAMPLES:
+        print(f"no 2025-11-25 version of {args.example!r}; try {sorted(LEGACY_EXAMPLES)}")
+        return 2
+    if args.host not in LOOPBACK:
+        print("the legacy server is for the lesson only: it serves loopback only", file=sys.stderr)
+        return 2
+    server = LEGACY_EXAMPLES[args.example](
+        shared_sessions=args.sessions == "shared", answer_timeout_s=args.answer_timeout
+    )
+    configure_logging()
+    app = create_legacy_app(server, instance=args.instance_name or "legacy")
+    return _run(app, args, f"the 2025-11-25 version of {args.example!r}")
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
@@ -142,6 +198,28 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    serve.add_argument(
+        "--state-codec", default="hmac", choices=["hmac", "aead"], help="default hmac"
+    )
+    serve.add_argument(
+        "--ledger", default="memory", help="memory (default), sqlite:PATH or redis://HOST:PORT/DB"
+    )
+    serve.add_argument(
+        "--instance-name", help="name this process in an X-Mcp-Instance response header"
+    )
+    legacy = serve.add_argument_group("2025-11-25 servers (lesson 03: migrating)")
+    legacy.add_argument(
+        "--legacy", action="store_true", help="serve the example's 2025-11-25 push-style version"
+    )
+    legacy.add_argument(
+        "--sessions",
+        choices=["shared", "local"],
+        default="shared",
+        help="shared: session ids signed with MRTR_KIT_STATE_KEY, valid on every instance",
+    )
+    legacy.add_argument(
+        "--answer-timeout", type=float, default=300.0, help="seconds a tool waits for an answer"
     )
     serve.set_defaults(func=cmd_serve)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .client import AnswerContext, ElicitResult
-from .protocol.elicitation import validate_value
+from .protocol.elicitation import choice_options, validate_value
 from .protocol.models import ElicitRequestFormParams
 
 ReadLine = Callable[[str], str]  # prompt -> the line typed, without newline; EOFError at end
@@ -39,19 +39,6 @@ def stdin_reader(stdin: TextIO | None = None, stdout: TextIO | None = None) -> R
         return line
 
     return read
-
-
-def _options(prop: dict[str, Any]) -> list[tuple[str, str]]:
-    """(value, label) pairs of a single- or multi-select property, else []."""
-    if "oneOf" in prop:
-        return [(o["const"], o.get("title", o["const"])) for o in prop["oneOf"]]
-    if "enum" in prop:
-        names = prop.get("enumNames") or prop["enum"]
-        return list(zip(prop["enum"], names, strict=False))
-    items = prop.get("items") or {}
-    if "anyOf" in items:
-        return [(o["const"], o.get("title", o["const"])) for o in items["anyOf"]]
-    return [(v, v) for v in items.get("enum", [])]
 
 
 def _convert(prop: dict[str, Any], text: str, options: list[tuple[str, str]]) -> Any:
@@ -126,7 +113,7 @@ class ConsoleForm:
         return content
 
     def _ask(self, name: str, prop: dict[str, Any], required: bool) -> Any:
-        options = _options(prop)
+        options = choice_options(prop) or []
         if options:
             listing = ", ".join(f"{n}) {label}" for n, (_, label) in enumerate(options, 1))
             many = " (several, comma-separated)" if prop.get("type") == "array" else ""

@@ -6,6 +6,8 @@ import asyncio
 import itertools
 from typing import Any
 
+import httpx
+
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer, Reply
 
@@ -26,6 +28,20 @@ def request(method: str, params: dict[str, Any] | None = None, **meta_kw: Any) -
     p = dict(params or {})
     p.setdefault("_meta", meta(**meta_kw))
     return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": p}
+
+
+def discover_over_http(
+    url: str, headers: dict[str, str] | None = None, timeout: float = 2
+) -> httpx.Response:
+    """POST a bare 2026-07-28 ``server/discover`` to a running server, with the standard headers."""
+    body = request("server/discover")
+    sent = {
+        **(headers or {}),
+        "Accept": "application/json, text/event-stream",
+        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
+        c.HEADER_METHOD: "server/discover",
+    }
+    return httpx.post(url, json=body, headers=sent, timeout=timeout)
 
 
 def run(server: McpServer, message: Any, principal: str | None = None) -> Reply:

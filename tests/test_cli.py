@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import discover_over_http
 
 from mrtr_kit.__main__ import main, run_demo
 from mrtr_kit.examples.fake_weather import describe
@@ -31,29 +32,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def discover(url: str) -> httpx.Response:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "server/discover",
-        "params": {
-            "_meta": {c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES: {}}
-        },
-    }
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": c.PROTOCOL_VERSION,
-        "Mcp-Method": "server/discover",
-    }
-    return httpx.post(url, json=body, headers=headers, timeout=2)
-
-
 def wait_for(url: str, proc: subprocess.Popen[str], timeout: float = 20) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the server exited early"
         try:
-            return discover(url)
+            return discover_over_http(url)
         except httpx.TransportError:
             time.sleep(0.1)
     raise AssertionError(f"no answer from {url} within {timeout} s")
@@ -153,6 +137,9 @@ def test_examples_command_lists_every_example(capsys):
         "booking",
         "travel-guide",
         "deprecated-inputs",
+        "url-login",
+        "refunds",
+        "trip-planner",
         "conformance",
     ]
 
@@ -226,3 +213,30 @@ def test_runner_never_allows_a_required_scenario_to_fail():
     runner = load_runner()
     assert not runner.REQUIRED & set(runner.ALLOWED_TO_FAIL)
     assert runner.REQUIRED.issubset({*runner.SERVER_SCENARIOS, *runner.CLIENT_SCENARIOS})
+
+
+@pytest.mark.slow
+def test_serve_url_login_serves_its_sign_in_page_at_the_bound_address():
+    """ELIC-9: the URL-mode example's link points at the served page, on the real port."""
+    from mrtr_kit.client import McpClient
+
+    proc = serve("--example", "url-login", "--port", "0")
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().rsplit(" at ", 1)[1].strip()
+        wait_for(url, proc)
+
+        async def first_round() -> str:
+            async with McpClient(url, url_elicitation=lambda params, ctx: None) as client:
+                await client.list_tools()
+                call = await client.begin_tool_call("connect_calendar", {})
+                needs = call.input_required
+                assert needs is not None
+                return needs.input_requests["signin"]["params"]["url"]
+
+        link = asyncio.run(first_round())
+        assert link.startswith(url.removesuffix("/mcp") + "/signin/")
+        page = httpx.get(link, timeout=10)
+        assert page.status_code == 200 and "password" in page.text
+    finally:
+        stop(proc)

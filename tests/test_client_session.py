@@ -888,3 +888,34 @@ def test_handlers_are_frozen_so_capabilities_cannot_go_stale():
     handlers = AnswerHandlers(elicitation=accept_name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         handlers.sampling = lambda p, ctx: None  # type: ignore[misc]
+
+
+def test_extra_headers_go_on_every_post_and_response_headers_are_traced():
+    """HTTP-29: a client authenticates every request; extra headers ride on each POST, and
+    the trace keeps each response's headers (e.g. which instance served it)."""
+    from mrtr_kit.server import McpServer
+    from mrtr_kit.server.http import create_app
+
+    seen: list[str | None] = []
+    server = McpServer("auth-echo")
+
+    @server.tool(description="Says who is asking.")
+    def whoami(ctx):
+        return str(ctx.principal)
+
+    def principal_of(request):
+        seen.append(request.headers.get("authorization"))
+        return "alice"
+
+    app = create_app(server, principal_of=principal_of, response_headers={"X-Instance": "i-1"})
+
+    async def go():
+        async with McpClient.for_app(app, headers={"Authorization": "Bearer t0k"}) as client:
+            await client.list_tools()
+            text = (await client.call_tool("whoami"))["content"][0]["text"]
+            return text, client.trace
+
+    text, trace = asyncio.run(go())
+    assert text == "alice"
+    assert seen == ["Bearer t0k", "Bearer t0k"]
+    assert all(r.response_headers.get("x-instance") == "i-1" for r in trace)

@@ -17,8 +17,14 @@ def store(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     # The kernel runs in the notebook's folder, as under nbval and JupyterLab. Only cells tagged
     # raises-exception may fail; any other error stops here with its traceback.
+    # Widget state is not stored: JupyterLab does not render it on open, GitHub does not
+    # either, and nbval never compares it; it would only make the file many times larger.
     client = NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
     nbformat.write(nb, path)

@@ -85,6 +85,7 @@ class TraceRecord:
     request: dict[str, Any]
     headers: dict[str, str]
     http_status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
     content_type: str | None = None
     response: dict[str, Any] | None = None
     notifications: list[dict[str, Any]] = field(default_factory=list)
@@ -106,6 +107,7 @@ class McpClient:
 
     ``elicitation`` / ``url_elicitation`` / ``sampling`` / ``roots`` are answer handlers
     (see ``answers.py``); the client declares exactly the capabilities it has handlers for.
+    ``headers`` are sent with every POST (an ``Authorization`` header, say).
     Pass ``transport=httpx.ASGITransport(app)`` to talk to an app in this process, or an
     ``http_client`` you manage yourself.
     """
@@ -127,10 +129,14 @@ class McpClient:
         supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         state_only_backoff_s: float = 0.05,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
         self.url = url  # POSTed to exactly as given (CONFORMANCE §7.1)
+        # Extra headers on every POST, e.g. Authorization: every request authenticates on its
+        # own, there is no handshake to do it once (HTTP-29).
+        self.extra_headers = dict(headers or {})
         self._handlers = AnswerHandlers(elicitation, url_elicitation, sampling, roots)
         self._factory = RequestFactory(
             protocol_version=protocol_version,
@@ -464,7 +470,7 @@ class McpClient:
         number: int,
         round_no: int,
     ) -> tuple[dict[str, Any], int]:
-        headers = {**BASE_HEADERS, **request_headers(request, header_map)}
+        headers = {**BASE_HEADERS, **self.extra_headers, **request_headers(request, header_map)}
         record = TraceRecord(
             call=number,
             round=round_no,
@@ -478,6 +484,7 @@ class McpClient:
             async with self._http.stream("POST", self.url, content=body, headers=headers) as resp:
                 record.http_status = resp.status_code
                 record.content_type = resp.headers.get("content-type", "")
+                record.response_headers = dict(resp.headers)
                 if record.content_type.startswith("text/event-stream"):
                     message = await self._read_sse(resp, request["id"], record)
                 else:

@@ -8,6 +8,10 @@ Each module has ``build_server() -> McpServer``; ``EXAMPLES`` maps the names tha
 * ``booking`` — a three-round tool that carries earlier answers in ``requestState``;
 * ``travel-guide`` — a prompt and a resource template that ask for input;
 * ``deprecated-inputs`` — a sampling tool and a roots tool (both deprecated in 2026-07-28);
+* ``url-login`` — a tool that needs a sign-in on a web page (URL-mode elicitation, lesson 01);
+* ``refunds`` — a refund whose approved amount travels in ``requestState``, paid once (lesson 02);
+* ``trip-planner`` — a two-question tool ported from 2025-11-25 (lesson 03); its original is in
+  ``LEGACY_EXAMPLES`` (``serve --example trip-planner --legacy``);
 * ``conformance`` — every tool, prompt and resource the official conformance suite expects.
 """
 
@@ -15,8 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..legacy import LegacyServer
 from ..server import McpServer
-from . import booking, conformance, deprecated_inputs, lessons, travel_guide, weather
+from . import (
+    booking,
+    conformance,
+    deprecated_inputs,
+    lessons,
+    refunds,
+    travel_guide,
+    trip_planner,
+    url_login,
+    weather,
+)
 
 EXAMPLES: dict[str, Callable[[], McpServer]] = {
     "lessons": lessons.build_server,
@@ -24,7 +39,16 @@ EXAMPLES: dict[str, Callable[[], McpServer]] = {
     "booking": booking.build_server,
     "travel-guide": travel_guide.build_server,
     "deprecated-inputs": deprecated_inputs.build_server,
+    "url-login": url_login.build_server,
+    "refunds": refunds.build_server,
+    "trip-planner": trip_planner.build_server,
     "conformance": conformance.build_server,
 }
 
-__all__ = ["EXAMPLES"]
+# 2025-11-25 originals, for the migration lesson: builders taking shared_sessions and
+# answer_timeout_s (see ``trip_planner.build_legacy_server``).
+LEGACY_EXAMPLES: dict[str, Callable[..., LegacyServer]] = {
+    "trip-planner": trip_planner.build_legacy_server,
+}
+
+__all__ = ["EXAMPLES", "LEGACY_EXAMPLES"]
