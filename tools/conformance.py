@@ -6,7 +6,8 @@
 
 It installs nothing. The suite must already be in ``--suite-dir`` (default ``.conformance/``)::
 
-    mkdir -p .conformance && cd .conformance && npm init -y >/dev/null \\
+    mkdir -p .conformance && cd .conformance \\
+      && echo '{"name": "mrtr-kit-conformance", "private": true}' > package.json \\
       && npm install node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 
 What it does (CONFORMANCE.md §1, §8):
@@ -43,7 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_VERSION = "2026-07-28"
 INSTALL = (
-    "mkdir -p .conformance && cd .conformance && npm init -y >/dev/null && "
+    "mkdir -p .conformance && cd .conformance && "
+    """echo '{"name": "mrtr-kit-conformance", "private": true}' > package.json && """
     "npm install node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12"
 )
 
