@@ -7,7 +7,6 @@ import asyncio
 import copy
 import re
 import runpy
-import time
 from pathlib import Path
 
 import nbformat
@@ -248,7 +247,8 @@ def test_notebook_is_stored_with_its_outputs():
 
 
 @pytest.mark.slow
-def test_notebook_runs_in_a_fresh_kernel_in_under_30_seconds():
+def test_notebook_runs_in_a_fresh_kernel_with_only_the_intended_error():
+    """Its run time is measured by benchmarks/bench_notebooks.py, not asserted here."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = NotebookClient(
         nb,
@@ -256,9 +256,6 @@ def test_notebook_runs_in_a_fresh_kernel_in_under_30_seconds():
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOK.parent)}},
     )
-    started = time.monotonic()
     client.execute()
-    elapsed = time.monotonic() - started
-    assert elapsed < 30, f"notebook 01 took {elapsed:.1f} s"
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
     assert [e.ename for e in errors] == ["InvalidAnswers"]  # only the tagged MRTR-C1 cell
