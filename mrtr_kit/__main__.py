@@ -32,17 +32,6 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/mcp" if ":" in host else f"http://{host}:{port}/mcp"
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """Bind before serving, so the printed URL is right even for ``--port 0``."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
-    # without it a response written in two parts waits ~40 ms for a delayed ACK (Nagle).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    return sock
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.legacy:
         return _serve_legacy(args)
@@ -52,7 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .fleet import INSTANCE_HEADER
     from .server.auth import BearerTokens
     from .server.codecs import make_codec
-    from .server.http import LOOPBACK_HOSTS, create_app
+    from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
     from .server.keyring import KeyRing
     from .server.ledger import open_ledger
 
@@ -62,7 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # name this host, and keep the Origin check (HTTP-27).
         print(f"warning: binding to {args.host}, not loopback (HTTP-28)", file=sys.stderr)
         hosts = (*LOOPBACK_HOSTS, f"[{args.host}]" if ":" in args.host else args.host)
-    sock = _bind(args.host, args.port)
+    sock = bind_tcp(args.host, args.port)
     # url-login serves its sign-in page beside /mcp, and its links must name this address.
     base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
     pages = UrlLoginExample(base_url) if args.example == "url-login" else None
@@ -87,7 +76,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
     import uvicorn
 
-    sock = sock or _bind(args.host, args.port)
+    from .server.http import bind_tcp
+
+    sock = sock or bind_tcp(args.host, args.port)
     port = sock.getsockname()[1]
     print(f"Serving {what} at {_url(args.host, port)}", flush=True)
     config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2)

@@ -20,13 +20,9 @@ import httpx
 from conftest import system_binary
 from helpers import discover_over_http
 
+from mrtr_kit.fleet import free_port
+
 STARTUP_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def stop(proc: subprocess.Popen[str]) -> None:

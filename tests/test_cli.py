@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,10 @@ from helpers import discover_over_http
 
 from mrtr_kit.__main__ import main, run_demo
 from mrtr_kit.examples.fake_weather import describe
+from mrtr_kit.fleet import free_port
 from mrtr_kit.protocol import constants as c
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(url: str, proc: subprocess.Popen[str], timeout: float = 20) -> httpx.Response:

@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mrtr_kit.client import conformance
+from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol import constants as c
 
 CONFIRM = {
@@ -39,20 +37,12 @@ CONFIRM = {
 
 @contextmanager
 def serve(app: Any) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 5
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
+    site = LoopbackServer.start(lambda base: app)
     try:
-        yield f"http://localhost:{port}/mcp"
+        # The suite's mocks listen on "localhost"; so does this stand-in.
+        yield site.url.replace("127.0.0.1", "localhost") + "/mcp"
     finally:
-        server.should_exit = True
-        thread.join(5)
+        site.stop()
 
 
 class RequestStateMock:

@@ -8,15 +8,11 @@ import asyncio
 import dataclasses
 import itertools
 import json
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -38,6 +34,8 @@ from mrtr_kit.client import (
     TooManyRounds,
     TransportError,
 )
+from mrtr_kit.fleet import free_port
+from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, list_roots
@@ -816,24 +814,11 @@ def test_connection_failure_is_a_transport_error():
 # --- real TCP ------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def live_url() -> Iterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(APP, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 5
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(5)
+    site = LoopbackServer.start(lambda base: APP)
+    yield site.url + "/mcp"
+    site.stop()
 
 
 @pytest.mark.slow

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from helpers import meta
 
+from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
@@ -333,25 +331,11 @@ def test_http_27_29_host_and_origin_checked(host, origin, status):
 # --- SSE and cancellation over a real socket ----------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def live_url() -> Iterator[str]:
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(APP, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(timeout=10)
+    site = LoopbackServer.start(lambda base: APP)
+    yield site.url + "/mcp"
+    site.stop()
 
 
 def test_http_21_23_progress_streams_as_sse_before_the_answer(live_url):

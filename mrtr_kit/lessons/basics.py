@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -27,6 +26,7 @@ from ..jupyter.trace_view import result_text, wire_json
 from ..protocol import constants as c
 from ..protocol.errors import McpError
 from ..server import McpServer, RequestContext
+from ..server.http import bind_tcp
 from .checkpoints import Checkpoint
 
 FORM_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -64,8 +64,7 @@ class LoopbackServer:
 
     @classmethod
     def start(cls, make_app: Callable[[str], Any], *, timeout: float = 10.0) -> LoopbackServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
+        sock = bind_tcp("127.0.0.1", 0)
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         config = uvicorn.Config(make_app(url), log_level="warning", access_log=False)
         server = uvicorn.Server(config)

@@ -8,12 +8,12 @@ and prints the URL (a fleet reads it). The SDK's app speaks 2025-11-25 sessions 
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from ..fleet import INSTANCE_HEADER
+from ..server.http import bind_tcp
 
 
 class InstanceHeader:
@@ -48,9 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         from .trip_resolve import build_server
     app = InstanceHeader(build_server().streamable_http_app(host="127.0.0.1"), args.instance_name)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
+    sock = bind_tcp("127.0.0.1", args.port)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     print(f"Serving the official SDK's {args.style} plan_trip at {url}", flush=True)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)

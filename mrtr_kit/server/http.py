@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -199,6 +200,20 @@ class McpHttpEndpoint:
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", **self.response_headers}
         return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket on ``host:port`` (port 0 picks a free one) for uvicorn.
+
+    Binding before serving lets the caller print or hand out the real URL. The protocol is
+    IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
+    without it a response written in two parts waits ~40 ms for a delayed ACK (Nagle).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
 
 
 def create_app(
