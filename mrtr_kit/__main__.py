@@ -9,8 +9,10 @@
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
 * ``examples`` — list the example names;
-* ``demo [--city Paris]`` — the basic MRTR flow in the terminal: the weather tool asks for your
-  login, you answer at the prompt, and every round's request and response is printed;
+* ``demo [--city Paris] [--verbose]`` — the basic MRTR flow in the terminal: the weather tool
+  asks for your login, you answer at the prompt, and each round is shown in one line (method,
+  id, answers, resultType, what is asked, requestState length); ``--verbose`` prints every
+  request and response in full;
 * ``conformance-client URL`` — the client the official conformance suite launches.
 """
 
@@ -76,12 +78,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
     import uvicorn
 
-    from .server.http import bind_tcp
+    from .server.http import bind_tcp, uvicorn_config
 
     sock = sock or bind_tcp(args.host, args.port)
     port = sock.getsockname()[1]
     print(f"Serving {what} at {_url(args.host, port)}", flush=True)
-    config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2)
+    config = uvicorn_config(app, log_level=args.log_level)  # the kit's connection limits
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
@@ -125,7 +127,41 @@ def cmd_conformance_client(args: argparse.Namespace) -> int:
 # -- demo --------------------------------------------------------------------------------------
 
 
-def _show_round(record: Any, write: Callable[[str], Any]) -> None:
+def _keys(mapping: Any) -> str:
+    return ", ".join(mapping) if isinstance(mapping, dict) and mapping else "none"
+
+
+def _state(value: Any) -> str:
+    return f"{len(value)} chars" if isinstance(value, str) else "none"
+
+
+def round_line(record: Any) -> str:
+    """One round in one line: method, id, what was answered and the state sent -> resultType,
+    what is asked next and the new state's length (its contents are the server's business)."""
+    params = record.request.get("params") or {}
+    sent = (
+        f"round {record.round}: {record.method} id={record.request.get('id')}, "
+        f"answers: {_keys(params.get('inputResponses'))}, "
+        f"requestState: {_state(params.get('requestState'))}"
+    )
+    response = record.response or {}
+    if "error" in response:
+        error = response["error"] or {}
+        return f"{sent} -> error {error.get('code')}: {error.get('message')}"
+    result = response.get("result") or {}
+    kind = result.get("resultType", "complete")
+    if kind != "input_required":
+        return f"{sent} -> {kind}"
+    return (
+        f"{sent} -> {kind}, asks: {_keys(result.get('inputRequests'))}, "
+        f"requestState: {_state(result.get('requestState'))}"
+    )
+
+
+def _show_round(record: Any, write: Callable[[str], Any], verbose: bool) -> None:
+    if not verbose:
+        write(round_line(record))
+        return
     write(f"\n--- round {record.round}: {record.method} -> HTTP {record.http_status}")
     write("request:")
     write(json.dumps(record.request, indent=2, ensure_ascii=False))
@@ -133,8 +169,13 @@ def _show_round(record: Any, write: Callable[[str], Any]) -> None:
     write(json.dumps(record.response, indent=2, ensure_ascii=False))
 
 
-async def run_demo(city: str, read: Callable[[str], str], write: Callable[[str], Any]) -> int:
-    """Call ``get_weather`` round by round against the weather example, in this process."""
+async def run_demo(
+    city: str, read: Callable[[str], str], write: Callable[[str], Any], *, verbose: bool = False
+) -> int:
+    """Call ``get_weather`` round by round against the weather example, in this process.
+
+    One line per round by default (``round_line``); ``verbose`` prints every request and
+    response in full."""
     from .client import AnswerContext, McpClient, McpClientError
     from .console import ConsoleForm
     from .examples import weather
@@ -143,10 +184,12 @@ async def run_demo(city: str, read: Callable[[str], str], write: Callable[[str],
 
     app = create_app(weather.build_server())
     write(f"The weather example runs in this process; calling get_weather for {city!r}.")
+    if not verbose:
+        write("One line per round (add --verbose for the full JSON of each request and response).")
     async with McpClient.for_app(app, elicitation=ConsoleForm(read, write)) as client:
         try:
             call = await client.begin_tool_call("get_weather", {"city": city})
-            _show_round(client.trace[-1], write)
+            _show_round(client.trace[-1], write, verbose)
             while not call.is_complete:
                 needs = call.input_required
                 assert needs is not None
@@ -156,7 +199,7 @@ async def run_demo(city: str, read: Callable[[str], str], write: Callable[[str],
                     ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)
                     answers[key] = await client.handlers.answer(request, ctx)
                 await client.continue_call(call, answers or None)  # new id, state echoed
-                _show_round(client.trace[-1], write)
+                _show_round(client.trace[-1], write, verbose)
         except McpClientError as exc:
             write(f"\nThe call stopped: {exc}")
             return 1
@@ -169,7 +212,7 @@ async def run_demo(city: str, read: Callable[[str], str], write: Callable[[str],
 def cmd_demo(args: argparse.Namespace) -> int:
     from .console import stdin_reader
 
-    return asyncio.run(run_demo(args.city, stdin_reader(), print))
+    return asyncio.run(run_demo(args.city, stdin_reader(), print, verbose=args.verbose))
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -219,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="the weather login flow in the terminal")
     demo.add_argument("--city", default="Paris")
+    demo.add_argument(
+        "--verbose", action="store_true", help="print each round's request and response in full"
+    )
     demo.set_defaults(func=cmd_demo)
 
     client = sub.add_parser(

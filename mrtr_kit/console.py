@@ -2,9 +2,13 @@
 
 ``ConsoleForm`` is a form-elicitation handler for ``McpClient``: it shows who is asking and
 why (ELIC-15), offers accept / decline / cancel, then asks field by field from the
-``requestedSchema`` with the defaults pre-filled (ELIC-3), checking each value before it is
-sent (ELIC-14). It reads from a TTY with ``input()``; with piped stdin it reads one line per
-question and echoes it, so a script or a test can answer for the user. End of input cancels.
+``requestedSchema``, saying for each field whether it is required and what fits (the same
+hints as the notebook's forms, from ``jupyter.formspec``, which needs no widgets), with the
+defaults pre-filled (ELIC-3), checking each value before it is sent (ELIC-14). The user
+reviews the answer before it is sent and may edit it; editing offers each previous answer,
+which Enter keeps (ELIC-15). It reads from a TTY with ``input()``; with piped stdin it reads
+one line per question and echoes it, so a script or a test can answer for the user. End of
+input cancels.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .client import AnswerContext, ElicitResult
+from .jupyter.formspec import FormSpec, SchemaOutsideSubset
 from .protocol.elicitation import choice_options, validate_value
 from .protocol.models import ElicitRequestFormParams
 
@@ -39,6 +44,15 @@ def stdin_reader(stdin: TextIO | None = None, stdout: TextIO | None = None) -> R
         return line
 
     return read
+
+
+def _shown(value: Any) -> str:
+    """A value as a person would type it: text bare, a multi-select comma-separated."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return json.dumps(value)
 
 
 def _convert(prop: dict[str, Any], text: str, options: list[tuple[str, str]]) -> Any:
@@ -82,8 +96,11 @@ class ConsoleForm:
         self.write(f"\n{server} asks ({ctx.key!r}): {params.message}")
         try:
             action = self._choose("Answer? [a]ccept, [d]ecline, [c]ancel (default a): ", "adc")
+            content: dict[str, Any] | None = None
             while action == "a":
-                content = self._fill(params.requested_schema)
+                if content is not None:
+                    self.write("  editing: Enter keeps the answer in [brackets]")
+                content = self._fill(params.requested_schema, content)
                 # ELIC-15: the user reviews the answer, and may edit it, before it is sent.
                 self.write(f"  answer: {json.dumps(content, ensure_ascii=False)}")
                 action = self._choose("Send it? [s]end, [e]dit, [c]ancel (default s): ", "sec")
@@ -103,30 +120,51 @@ class ConsoleForm:
                 return choice
             self.write(f"    please type one of: {', '.join(letters)}")
 
-    def _fill(self, schema: dict[str, Any]) -> dict[str, Any]:
+    def _fill(
+        self, schema: dict[str, Any], previous: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         required = set(schema.get("required", []))
+        try:  # the same "what fits" hints as the notebook's forms
+            hints = {f.name: f.hint() for f in FormSpec.from_schema(schema).fields}
+        except SchemaOutsideSubset:
+            hints = {}
         content: dict[str, Any] = {}
         for name, prop in schema["properties"].items():
-            value = self._ask(name, prop, name in required)
+            value = self._ask(name, prop, name in required, hints.get(name), previous)
             if value is not None:
                 content[name] = value
         return content
 
-    def _ask(self, name: str, prop: dict[str, Any], required: bool) -> Any:
+    def _ask(
+        self,
+        name: str,
+        prop: dict[str, Any],
+        required: bool,
+        hint: str | None = None,
+        previous: dict[str, Any] | None = None,
+    ) -> Any:
         options = choice_options(prop) or []
         if options:
             listing = ", ".join(f"{n}) {label}" for n, (_, label) in enumerate(options, 1))
             many = " (several, comma-separated)" if prop.get("type") == "array" else ""
             self.write(f"  choices{many}: {listing}")
-        label = prop.get("title", name) + ("" if required else " (optional)")
+        needs = "required" if required else "optional"
+        label = f"{prop.get('title', name)} ({needs}{'; ' + hint if hint else ''})"
         if "description" in prop:
-            label += f" - {prop['description']}"
-        default = f" [{json.dumps(prop['default'])}]" if "default" in prop else ""
+            self.write(f"  {prop['description']}")
+        # Enter gives: the previous answer when editing, else the schema's default (ELIC-3).
+        if previous is not None and name in previous:
+            keep, has_keep = previous[name], True
+        elif "default" in prop:
+            keep, has_keep = prop["default"], True
+        else:
+            keep, has_keep = None, False
+        shown = f" [{_shown(keep)}]" if has_keep else ""
         while True:
-            text = self.read(f"  {label}{default}: ").strip()
+            text = self.read(f"  {label}{shown}: ").strip()
             if not text:
-                if "default" in prop:
-                    return prop["default"]  # ELIC-3: the pre-filled value
+                if has_keep:
+                    return keep
                 if not required:
                     return None
                 self.write("    this field is required")

@@ -13,6 +13,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests explore the same examples on every run: a run that fails, fails every time, and
+# a test can never fail only because a random draw hit something new. (Widen the search on
+# purpose with HYPOTHESIS_PROFILE=explore, and turn what it finds into a fixed test.)
+settings.register_profile("kit", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
 
 # Let test modules import the shared helpers module next to them.
 sys.path.insert(0, str(Path(__file__).parent))

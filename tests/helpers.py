@@ -56,3 +56,18 @@ def result(reply: Reply) -> dict[str, Any]:
 def error(reply: Reply) -> dict[str, Any]:
     assert reply.body is not None and "error" in reply.body, reply.body
     return reply.body["error"]
+
+
+def with_bad_tag(token: str) -> str:
+    """``token`` with one bit of its decoded tag (the last field) flipped, re-encoded canonically.
+
+    Changing the tag's last base64url *character* instead is not a bad tag about one time in
+    sixteen: that character also carries padding bits, so the edit often yields a non-canonical
+    spelling of the same bytes, which the codec refuses for that reason first.
+    """
+    from mrtr_kit.server.codecs import b64url, unb64url
+
+    head, tag = token.rsplit(".", 1)
+    raw = bytearray(unb64url(tag))
+    raw[0] ^= 0x01
+    return f"{head}.{b64url(bytes(raw))}"

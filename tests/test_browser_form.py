@@ -188,22 +188,29 @@ def test_declining_gets_the_servers_new_question_and_cancel_ends_the_call(
     screenshot(page, "01-form-cancelled")
 
 
-def test_signing_in_on_the_url_mode_page_in_a_new_tab_then_retrying_completes_the_call(
+def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_completes_the_call(
     shared_run: tuple[Any, Any],
 ) -> None:
+    """ELIC-9: consent sends accept at once; the server waits for the page (15 s in the
+    lesson), then asks again; the learner signs in on the page and presses the manual retry
+    (ELIC-10). The sign-in happens only after the server asked again, so the path is fixed."""
     expect = _sync_api().expect
     page, panel = shared_run
     # The "try it yourself" card: the first connect_calendar flow, which no cell answers.
     flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar").first
     flow.scroll_into_view_if_needed()
     card = flow.locator(".mrtr-url-card")
-    expect(card).to_contain_text("It leads to 127.0.0.1.")  # the host, shown before opening
+    expect(card).to_contain_text("It leads to 127.0.0.1.")  # the host, shown before consent
+    expect(flow.get_by_role("link", name="Open the page in a new tab")).to_have_count(0)
 
-    # "Done" before signing in: the server checks its records and asks again (ELIC-9).
-    flow.get_by_role("button", name="I have finished — retry").click()
-    expect(flow.locator(".mrtr-url-card")).to_contain_text(
-        "You have not finished signing in yet.", timeout=20_000
-    )
+    # Consent: accept goes out at once, and only now does the link appear.
+    flow.get_by_role("button", name="Go to the page").click()
+    expect(flow.locator(".mrtr-answer-status")).to_contain_text("you agreed to go")
+    expect(flow.locator(".mrtr-status")).to_contain_text("The server may take a while")
+    # Nobody signs in: after its wait the server asks again, and the card offers a retry.
+    expect(card).to_contain_text("You have not finished signing in yet.", timeout=40_000)
+    expect(flow.get_by_role("button", name="Retry now")).to_be_visible()
+    screenshot(page, "01-url-mode-asked-again")
 
     # The learner opens the link: a new tab with the server's own page, outside the client.
     with page.context.expect_page() as opened:
@@ -218,8 +225,13 @@ def test_signing_in_on_the_url_mode_page_in_a_new_tab_then_retrying_completes_th
     screenshot(signin, "01-url-signin-page")
     signin.close()
 
-    flow.get_by_role("button", name="I have finished — retry").click()
+    flow.get_by_role("button", name="Retry now").click()
     expect(flow.locator(".mrtr-result")).to_contain_text(
         "Calendar connected as grace. Next event:", timeout=20_000
     )
+    expect(flow.locator(".mrtr-status")).to_contain_text("Complete after 3 round(s).")
+    # Issue 9, item 12: no stale "not finished" message or "Sent:" line above the result.
+    expect(card).not_to_contain_text("not finished")
+    expect(card).not_to_contain_text("Sent:")
+    expect(card).to_contain_text("Answered: accept (you agreed to go to 127.0.0.1)")
     screenshot(page, "01-url-mode-complete")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -99,9 +100,9 @@ def test_demo_reads_answers_from_piped_stdin():
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.count("--- round ") == 3
-    assert '"resultType": "input_required"' in out
-    assert '"action": "decline"' in out
+    assert out.count("\nround ") == 3
+    assert "-> input_required, asks: login" in out
+    assert "round 2: tools/call id=2, answers: login" in out
     assert "must be at least 3 characters" in out
     expected = f"Result after 3 round(s): Hello alice! Weather now in {describe('Oslo')}."
     assert out.rstrip().endswith(expected)
@@ -120,6 +121,102 @@ def test_demo_cancels_when_the_input_ends():
 
     assert asyncio.run(run_demo("Paris", read, written.append)) == 0
     assert written[-1] == "\nResult after 2 round(s): No forecast for Paris: sign-in was cancelled."
+
+
+def scripted(*answers: str) -> tuple[Any, list[str]]:
+    """A ``read`` that answers from ``answers`` and a transcript of prompts and output."""
+    lines = iter(answers)
+    written: list[str] = []
+
+    def read(prompt: str) -> str:
+        written.append(prompt)
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    return read, written
+
+
+def test_demo_prints_one_compact_line_per_round_by_default():
+    """Issue 9, item 17: the question must not scroll away behind ~80 lines of JSON."""
+    read, written = scripted("d", "a", "alice", "", "s")
+    assert asyncio.run(run_demo("Oslo", read, written.append)) == 0
+    rounds = [line for line in written if line.startswith("round ")]
+    assert rounds == [
+        "round 1: tools/call id=1, answers: none, requestState: none"
+        " -> input_required, asks: login, requestState: none",
+        "round 2: tools/call id=2, answers: login, requestState: none"
+        " -> input_required, asks: login, requestState: none",
+        "round 3: tools/call id=3, answers: login, requestState: none -> complete",
+    ]
+    assert not any('"jsonrpc"' in line for line in written)
+    assert len("\n".join(written).splitlines()) < 40  # the whole session fits a terminal
+
+
+def test_demo_shows_the_state_length_when_there_is_a_state():
+    from mrtr_kit.__main__ import round_line
+    from mrtr_kit.client.session import TraceRecord
+
+    record = TraceRecord(
+        call=1,
+        round=2,
+        method="tools/call",
+        headers={},
+        request={"id": 8, "params": {"inputResponses": {"details": {}}, "requestState": "s" * 40}},
+        response={
+            "result": {
+                "resultType": "input_required",
+                "inputRequests": {"confirm": {}},
+                "requestState": "t" * 52,
+            }
+        },
+    )
+    assert round_line(record) == (
+        "round 2: tools/call id=8, answers: details, requestState: 40 chars"
+        " -> input_required, asks: confirm, requestState: 52 chars"
+    )
+    error = TraceRecord(
+        call=1,
+        round=1,
+        method="tools/call",
+        headers={},
+        request={"id": 1, "params": {}},
+        response={"error": {"code": -32602, "message": "bad"}},
+    )
+    assert round_line(error).endswith("-> error -32602: bad")
+
+
+def test_demo_verbose_prints_every_request_and_response_in_full():
+    read, written = scripted("a", "alice", "", "s")
+    assert asyncio.run(run_demo("Oslo", read, written.append, verbose=True)) == 0
+    text = "\n".join(written)
+    assert text.count('"jsonrpc": "2.0"') == 4  # two requests, two responses
+    assert '"resultType": "input_required"' in text
+
+
+def test_the_console_form_shows_each_fields_constraints_when_asking():
+    read, written = scripted("d")
+    asyncio.run(run_demo("Oslo", read, written.append))
+    read, written = scripted("a", "al", "alice", "", "s")
+    asyncio.run(run_demo("Oslo", read, written.append))
+    prompts = [line for line in written if line.startswith("  Your login")]
+    assert prompts[0].startswith("  Your login (required; text, 3–32 characters)")
+    assert "    must be at least 3 characters" in written
+    units = next(line for line in written if line.startswith("  Units"))
+    assert units.startswith("  Units (optional; choose one) [celsius]")
+
+
+def test_edit_shows_the_previous_answers_and_enter_keeps_them():
+    # accept, login alice, units fahrenheit (2); edit: keep login (Enter), units back to 1; send
+    read, written = scripted("a", "alice", "2", "e", "", "1", "s")
+    assert asyncio.run(run_demo("Oslo", read, written.append)) == 0
+    edit = written.index("Send it? [s]end, [e]dit, [c]ancel (default s): ")
+    after = written[edit + 1 :]
+    assert any(line.startswith("  Your login") and line.endswith("[alice]: ") for line in after)
+    assert any(line.startswith("  Units") and line.endswith("[fahrenheit]: ") for line in after)
+    assert '  answer: {"login": "alice", "units": "celsius"}' in after
+    assert written[-1].startswith("\nResult after 2 round(s): Hello alice!")
 
 
 def test_examples_command_lists_every_example(capsys):

@@ -241,3 +241,12 @@ def test_http_13_reasons_say_what_is_wrong():
         header_annotations(INVALID["diff_case"]["inputSchema"])
     with pytest.raises(InvalidHeaderAnnotation, match="token"):
         header_annotations(INVALID["colon"]["inputSchema"])
+
+
+def test_http_9_a_value_with_no_utf8_form_is_a_clear_client_error():
+    """HTTP-9: a header value is sent as base64 of its UTF-8 bytes; a string holding a lone
+    surrogate has none, so the client says so instead of raising UnicodeEncodeError."""
+    with pytest.raises(HeaderValueError, match="surrogate"):
+        encode_header_value("tool-\ud800")
+    with pytest.raises(HeaderValueError, match="surrogate"):
+        param_header_value("x\udfff")

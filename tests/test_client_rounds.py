@@ -5,6 +5,8 @@ Each test names the rule it checks and fails if the rule is broken.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mrtr_kit.client import (
@@ -18,11 +20,16 @@ from mrtr_kit.client import (
     MrtrCall,
     NeedsInput,
     NoMutualVersion,
+    NotJson,
     ProtocolViolation,
     RequestFactory,
+    ResultCache,
     TooManyRounds,
+    cache_key,
     choose_version,
     client_capabilities,
+    encode_request,
+    fresh_for_ms,
     interpret_result,
     may_cache,
     result_of,
@@ -415,3 +422,86 @@ def test_ver_2_no_mutual_version_is_reported():
         choose_version(version_error(["2025-11-25"]), ("2026-07-28",))
     with pytest.raises(ProtocolViolation):
         choose_version(McpRemoteError(-32022, "x", {"requested": "y"}), ("2026-07-28",))
+
+
+# --- issue 8: request bytes and what a caching client keeps ---------------------------------
+
+
+def test_core_1_mrtr_c2_request_bytes_are_utf8_and_echo_a_lone_surrogate_exactly():
+    """CORE-1 / MRTR-C2: a body is UTF-8 JSON; non-ASCII text goes as UTF-8, and a received
+    state holding a lone surrogate goes back as the same escape (json.loads gives the very
+    string back), never as a bare UnicodeEncodeError."""
+    f = factory()
+    plain = f.request("tools/call", {"name": "café"})
+    assert "café".encode() in encode_request(plain)
+    odd = "tok\ud800en"
+    call, _first = started(irr({"k": FORM}, odd))
+    body = encode_request(call.retry_request({"k": ACCEPT}))
+    body.decode("utf-8")
+    assert json.loads(body)["params"]["requestState"] == odd
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), b"bytes", {1, 2}])
+def test_core_1_a_request_json_cannot_carry_is_a_clear_client_error(bad):
+    """CORE-1: NaN/Infinity would go out as non-JSON tokens; the client refuses instead."""
+    request = factory().request("tools/call", {"name": "t", "arguments": {"x": bad}})
+    with pytest.raises(NotJson, match="tools/call"):
+        encode_request(request)
+
+
+def test_cache_4_the_key_is_method_plus_the_params_that_change_the_result():
+    """CACHE-4: same method and uri/cursor -> same key (ids and _meta do not count); another
+    method, uri or cursor -> another key, so a cached result is never served for them."""
+    f = factory()
+    a1, a2 = (
+        f.request("resources/read", {"uri": "kit://a"}),
+        f.request("resources/read", {"uri": "kit://a"}),
+    )
+    assert a1["id"] != a2["id"] and cache_key(a1) == cache_key(a2)
+    keys = {
+        cache_key(f.request("resources/read", {"uri": "kit://b"})),
+        cache_key(a1),
+        cache_key(f.request("tools/list")),
+        cache_key(f.request("tools/list", {"cursor": ""})),
+        cache_key(f.request("tools/list", {"cursor": "2"})),
+        cache_key(f.request("prompts/list")),
+        cache_key(f.request("server/discover")),
+    }
+    assert len(keys) == 7 and None not in keys
+    assert cache_key(f.request("tools/call", {"name": "t"})) is None  # CACHE-6
+
+
+@pytest.mark.parametrize(
+    ("ttl", "fresh"), [(5000, 5000), (0, 0), (None, 0), (-1, 0), (True, 0), ("60", 0)]
+)
+def test_cache_5_ttl_is_read_defensively(ttl, fresh):
+    """CACHE-5: absent, non-integer or negative ttlMs count as 0: stale at once."""
+    result = {"tools": []} if ttl is None else {"tools": [], "ttlMs": ttl}
+    assert fresh_for_ms(result) == fresh
+
+
+def test_cache_4_5_result_cache_serves_only_fresh_results_for_the_same_request():
+    """CACHE-4 / CACHE-5 / CACHE-3: fresh while now < received + ttlMs; never for another
+    request; never a result of a retry or an input_required result."""
+    clock = [1000.0]
+    cache = ResultCache(now=lambda: clock[0])
+    f = factory()
+    listing = f.request("tools/list")
+    assert cache.store(listing, Complete({"tools": ["t"], "ttlMs": 500}))
+    assert cache.lookup(f.request("tools/list")) == {"tools": ["t"], "ttlMs": 500}
+    assert cache.lookup(f.request("prompts/list")) is None
+    assert cache.lookup(f.request("tools/list", {"cursor": "2"})) is None
+    clock[0] = 1499.0
+    assert cache.lookup(f.request("tools/list")) is not None
+    clock[0] = 1500.0
+    assert cache.lookup(f.request("tools/list")) is None  # stale at received + ttlMs
+    assert not cache.store(listing, Complete({"tools": [], "ttlMs": 0}))
+    assert not cache.store(listing, Complete({"tools": [], "ttlMs": -5}))
+    assert not cache.store(listing, Complete({"tools": []}))  # absent: 0
+    read = MrtrCall.resource(f, "kit://r")
+    first = read.first_request()
+    assert not cache.store(first, NeedsInput({"k": FORM}, "S", irr({"k": FORM}, "S")))
+    read.receive(reply(first, irr({"k": FORM}, "S")))
+    retry = read.retry_request({"k": ACCEPT})
+    assert not cache.store(retry, Complete({"contents": [], "ttlMs": 60000}))
+    assert cache.lookup(first) is None

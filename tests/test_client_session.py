@@ -30,6 +30,7 @@ from mrtr_kit.client import (
     MrtrCall,
     NoMutualVersion,
     ProtocolViolation,
+    ResultCache,
     ToolRejected,
     TooManyRounds,
     TransportError,
@@ -904,3 +905,115 @@ def test_extra_headers_go_on_every_post_and_response_headers_are_traced():
     assert text == "alice"
     assert seen == ["Bearer t0k", "Bearer t0k"]
     assert all(r.response_headers.get("x-instance") == "i-1" for r in trace)
+
+
+# --- issue 8: odd servers, manual controls ---------------------------------------------------
+
+
+def test_mrtr_c2_a_request_state_with_a_lone_surrogate_is_echoed_exactly():
+    """MRTR-C2 / CORE-1: a server may send a requestState holding a lone surrogate escape
+    (``\\ud800``). The client must not inspect it, so it echoes exactly that string; the body
+    stays UTF-8 (the surrogate goes back as the same JSON escape), and nothing raises a bare
+    UnicodeEncodeError."""
+    odd = "state-\ud800-\udfff-end"
+    bodies: list[bytes] = []
+
+    async def handle(request: Request) -> Response:
+        raw = await request.body()
+        bodies.append(raw)
+        message = json.loads(raw)
+        params = message["params"]
+        if "requestState" not in params:
+            ask = {
+                "method": "elicitation/create",
+                "params": {"message": "Name?", "requestedSchema": NAME},
+            }
+            result = {
+                "resultType": "input_required",
+                "inputRequests": {"name": ask},
+                "requestState": odd,
+            }
+        else:
+            echoed = params["requestState"]
+            result = {
+                "resultType": "complete",
+                "content": [{"type": "text", "text": str(echoed == odd)}],
+            }
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})  # \\u escapes
+        return Response(body, media_type="application/json")
+
+    app = Starlette(routes=[Route("/mcp", handle, methods=["POST"])])
+
+    async def go():
+        async with client(app, elicitation=accept_name) as cl:
+            return await cl.call_tool("t")
+
+    assert run(go)["content"][0]["text"] == "True"
+    retry = bodies[1]
+    retry.decode("utf-8")  # CORE-1: valid UTF-8 on the wire
+    assert b"\\ud800" in retry and b"\\udfff" in retry
+
+
+def test_elic_10_manual_rounds_give_retry_and_cancel_controls_for_url_mode():
+    """ELIC-10: the client offers manual "retry" and "cancel" for the original request: with
+    the one-round-at-a-time API a URL-mode call is retried with ``accept`` (the server says
+    "not yet" and sends the link again) as often as the user likes, then cancelled, which
+    ends the call with the server's answer."""
+    s = McpServer("url-controls", state_key=b"u" * 32)
+    done: set[str] = set()
+
+    @s.tool(description="Needs a sign-in on a page.")
+    def connect(ctx):
+        from mrtr_kit.server.context import elicit_url
+
+        ask = {"signin": elicit_url("Sign in", "https://example.com/signin/1")}
+        answer = ctx.elicitation("signin")
+        if answer is None:
+            return ctx.input_required(ask, state={})
+        if answer.action == "cancel":
+            return "cancelled by the user"
+        if "1" not in done:  # accept means "I went there", not "done" (ELIC-9)
+            return ctx.input_required(ask, state={})
+        return "connected"
+
+    async def go():
+        async with client(create_app(s), url_elicitation=lambda p, c: None) as cl:
+            call = await cl.begin_tool_call("connect")
+            assert call.input_required is not None
+            await cl.continue_call(call, {"signin": ElicitResult(action="accept")})  # retry
+            assert call.input_required is not None and call.rounds == 2
+            await cl.continue_call(call, {"signin": ElicitResult(action="cancel")})  # cancel
+            return call
+
+    call = run(go)
+    assert call.is_complete and call.result["content"][0]["text"] == "cancelled by the user"
+
+
+def test_cache_4_5_a_client_given_a_cache_reuses_fresh_plain_results_only():
+    """CACHE-4 / CACHE-5 / MRTR-C9: with ``cache=ResultCache()`` a second tools/list within its
+    ttlMs is not sent again, another method is, and an MRTR call never uses the cache."""
+    stub = Stub(
+        lambda m: (
+            {"tools": [], "ttlMs": 60_000, "cacheScope": "public"}
+            if m["method"] == "tools/list"
+            else {"prompts": [], "ttlMs": 0, "cacheScope": "public"}
+            if m["method"] == "prompts/list"
+            else {"resultType": "complete", "content": [], "ttlMs": 60_000}
+        )
+    )
+
+    async def go():
+        async with client(stub.app, cache=ResultCache()) as cl:
+            for _ in range(2):
+                await cl.list_tools()
+                await cl.list_prompts()
+                await cl.call_tool("t")
+
+    run(go)
+    assert [m["method"] for m, _ in stub.requests] == [
+        "tools/list",
+        "prompts/list",
+        "tools/call",
+        "prompts/list",  # ttlMs 0: stale at once (CACHE-5)
+        "tools/call",  # never cached (CACHE-6)
+    ]

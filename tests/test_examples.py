@@ -4,6 +4,8 @@ full multi-round flows, decline and cancel paths, invalid answers asked again, c
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import error, request, result, run
 
@@ -506,3 +508,202 @@ def test_deprecated_tools_need_their_capability(tool, arguments, needed):
     reply = call_tool(deprecated_inputs.build_server(), tool, arguments, caps=FORM)
     assert reply.http_status == 400
     assert error(reply)["data"] == {"requiredCapabilities": needed}
+
+
+# -- ELIC-14 / MRTR-E4: no example acts on an answer that does not fit its form ----------------
+# Every form any example asks, in every round of every tool, prompt and resource template, gets
+# answers that break its requestedSchema one way at a time. An example must not act on them: it
+# asks the same question again (MRTR-E4, the kit's decision table), or does exactly what it does
+# for a decline. The walk finds the forms itself, so a new example tool is checked too.
+
+ALL_CAPS = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+PRINCIPAL = "alice"  # the refunds example pays only signed-in users; A-1002 is alice's order
+ARGUMENTS = {
+    "get_weather": {"city": "Oslo"},
+    "book_table": {"restaurant": "Luigi's"},
+    "request_refund": {"order_id": "A-1002"},
+    "plan_trip": {"city": "Rome"},
+    "summarize_forecast": {"city": "Oslo"},
+    "suggest_save_path": {"filename": "notes.md"},
+    "test_x_mcp_header": {"region": "eu-west"},
+    "json_schema_2020_12_tool": {"email": "ann@example.com"},
+    "test_prompt_with_arguments": {"arg1": "a", "arg2": "b"},
+    "test_prompt_with_embedded_resource": {"resourceUri": "test://x"},
+}
+VALID_TEXT = {
+    "email": "ann@example.com",
+    "uri": "https://example.com/",
+    "date": "2026-09-01",
+    "date-time": "2026-09-01T18:30:00Z",
+}
+OTHER_ANSWERS = {
+    "sampling/createMessage": {
+        "role": "assistant",
+        "content": {"type": "text", "text": "Hi."},
+        "model": "stand-in",
+    },
+    "roots/list": {"roots": [{"uri": "file:///home/ann", "name": "home"}]},
+}
+
+
+def _options(prop):
+    from mrtr_kit.protocol.elicitation import choice_options
+
+    return [value for value, _label in choice_options(prop) or []]
+
+
+def valid_value(prop):
+    if "default" in prop:
+        return prop["default"]
+    kind, options = prop["type"], _options(prop)
+    if kind == "array":
+        return options[: max(1, prop.get("minItems", 1))]
+    if options:
+        return options[0]
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return prop.get("minimum", 1)
+    if "format" in prop:
+        return VALID_TEXT[prop["format"]]
+    return "x" * max(3, prop.get("minLength", 0))
+
+
+def valid_content(schema):
+    return {name: valid_value(prop) for name, prop in schema["properties"].items()}
+
+
+def broken_contents(schema):
+    """Contents that each break the schema in one way (all parse as ElicitResult content)."""
+    good = valid_content(schema)
+    for name, prop in schema["properties"].items():
+        kind, options = prop["type"], _options(prop)
+        bad_values = {
+            "boolean": ["false", "true", 1, 0],
+            "integer": ["3", 2.5, prop.get("minimum", 1) - 1 if "minimum" in prop else None],
+            "number": ["3.5", prop.get("maximum", 0) + 1 if "maximum" in prop else None],
+            "array": ["not-a-list", ["__not_an_option__"]] if options else ["not-a-list"],
+            "string": [12345, True]
+            + (["__not_an_option__"] if options else [])
+            + (["20260901", "2026-W36-2"] if prop.get("format") == "date" else [])
+            + (["nope"] if prop.get("format") in ("email", "uri") else [])
+            + (["x" * (prop["maxLength"] + 1)] if "maxLength" in prop else [])
+            + (["" if prop.get("minLength") else None]),
+        }[kind]
+        for bad in bad_values:
+            if bad is not None:
+                yield f"{name}={bad!r}", {**good, name: bad}
+    if schema.get("required"):
+        yield "required fields missing", {}
+
+
+def _targets(server):
+    """(method, params) for every tool, prompt and resource template of ``server``."""
+    for tool in (
+        result(run(server, request("tools/list")))["tools"]
+        if "tools" in server.capabilities
+        else []
+    ):
+        yield "tools/call", {"name": tool["name"], "arguments": ARGUMENTS.get(tool["name"], {})}
+    for prompt in (
+        result(run(server, request("prompts/list")))["prompts"]
+        if "prompts" in server.capabilities
+        else []
+    ):
+        yield (
+            "prompts/get",
+            {"name": prompt["name"], "arguments": ARGUMENTS.get(prompt["name"], {})},
+        )
+    if "resources" in server.capabilities:
+        for tpl in result(run(server, request("resources/templates/list")))["resourceTemplates"]:
+            uri = re.sub(r"\{[^}]+\}", "Lima", tpl["uriTemplate"])
+            yield "resources/read", {"uri": uri}
+
+
+def _send(server, method, params, answers, state):
+    body = dict(params, inputResponses=answers)
+    if state is not None:
+        body["requestState"] = state
+    return run(server, request(method, body, capabilities=ALL_CAPS), PRINCIPAL)
+
+
+def _answers(requests, overrides):
+    answers = {}
+    for key, req in requests.items():
+        if key in overrides:
+            answers[key] = overrides[key]
+        elif req["method"] == "elicitation/create" and req["params"].get("mode") == "url":
+            answers[key] = {"action": "accept"}
+        elif req["method"] == "elicitation/create":
+            answers[key] = accept(**valid_content(req["params"]["requestedSchema"]))
+        else:
+            answers[key] = OTHER_ANSWERS[req["method"]]
+    return answers
+
+
+def _outcome(reply):
+    """What a reply did, without the parts that differ on every call."""
+    if "error" in reply.body:
+        return ("error", reply.body["error"]["code"])
+    res = reply.body["result"]
+    if res["resultType"] == c.RESULT_INPUT_REQUIRED:
+        return ("input_required", tuple(sorted(res["inputRequests"])))
+    return ("complete", repr({k: v for k, v in res.items() if k != "_meta"}))
+
+
+def walk_forms(name):
+    """Drive every target of example ``name`` round by round with valid answers; at each
+    form round, also send each broken content (and a decline) with the same state."""
+    checked, failures = [], []
+    for method, params in _targets(EXAMPLES[name]()):
+        server = EXAMPLES[name]()  # a fresh server, so earlier side effects do not interfere
+        reply = run(server, request(method, params, capabilities=ALL_CAPS), PRINCIPAL)
+        assert "error" not in reply.body, (name, method, params, reply.body)
+        for _round in range(6):
+            res = reply.body["result"]
+            if res["resultType"] != c.RESULT_INPUT_REQUIRED:
+                break
+            requests, state = res["inputRequests"], res.get("requestState")
+            if not any("requestedSchema" in r.get("params", {}) for r in requests.values()):
+                break  # no form in this round (URL mode may wait for a page: not walked)
+            for key, req in requests.items():
+                form = req["params"].get("requestedSchema")
+                if req["method"] != "elicitation/create" or form is None:
+                    continue
+                declined = _outcome(
+                    _send(
+                        server,
+                        method,
+                        params,
+                        _answers(requests, {key: {"action": "decline"}}),
+                        state,
+                    )
+                )
+                for label, content in broken_contents(form):
+                    got = _outcome(
+                        _send(
+                            server,
+                            method,
+                            params,
+                            _answers(requests, {key: accept(**content)}),
+                            state,
+                        )
+                    )
+                    checked.append((name, params.get("name", params.get("uri")), key, label))
+                    reasked = got[0] == "input_required" and key in got[1]
+                    if not (reasked or got == declined):
+                        failures.append(
+                            (name, params.get("name", params.get("uri")), key, label, got)
+                        )
+            reply = _send(server, method, params, _answers(requests, {}), state)
+            assert "error" not in reply.body, (name, method, params, reply.body)
+    return checked, failures
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_elic_14_mrtr_e4_no_example_acts_on_content_that_breaks_its_form(name):
+    """ELIC-14 / MRTR-E4: a broken answer is asked again or treated like a decline."""
+    checked, failures = walk_forms(name)
+    assert not failures, failures
+    if name in {"weather", "booking", "travel-guide", "refunds", "trip-planner", "conformance"}:
+        assert checked, f"{name} asks forms, but none was checked"

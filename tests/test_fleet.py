@@ -1,5 +1,5 @@
 """Several real server processes behind round robin: why push-style servers break and MRTR
-does not (lesson 03, MRTR-0, MIG-1, MIG-2, MRTR-S8).
+does not (lesson 03, MRTR-0, MIG-1, MIG-2, CORE-8).
 
 Every process is a ``python -m mrtr_kit serve`` started and stopped by PID; nginx is the Debian
 package, with its own config, pid file and logs in a temporary directory, stopped by PID.

@@ -149,6 +149,13 @@ def test_a_date_field_takes_a_date_object_from_its_picker():
     }
 
 
+def test_a_date_hint_names_the_format_that_is_sent_not_the_one_a_browser_shows():
+    """A date picker shows the browser's local format (mm/dd/yyyy in en-US); the answer is
+    always sent as YYYY-MM-DD (issue 9, item 14)."""
+    spec = form(when_req={"type": "string", "format": "date"})
+    assert spec.field("when").hint() == "a date, sent as YYYY-MM-DD"
+
+
 def test_empty_or_blank_text_is_not_an_answer():
     spec = form(name_req={"type": "string"}, note={"type": "string"})
     assert accept(spec, name="  ", note="").problems == {"name": "is required"}

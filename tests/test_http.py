@@ -67,7 +67,8 @@ def build() -> McpServer:
     return s
 
 
-APP = create_app(build())
+APP_SERVER = build()
+APP = create_app(APP_SERVER)
 
 
 def headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
@@ -416,3 +417,161 @@ def test_http_14_only_plain_decimals_match_numbers():
     for text in ("1e3", "nan", "inf", "0x2a"):
         resp = call_tool("regional", {"count": 1000}, **{"Mcp-Param-Count": text})
         assert resp.status_code == 400, text
+
+
+# --- Host and Origin: parsed strictly, checked before any routing -------------------------------
+
+
+def raw_post(path: str, hdrs: list[tuple[str, str]], payload: bytes | None = None):
+    """A POST with exactly these header lines (repeats allowed) and no Host added by httpx."""
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(APP, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport) as client:
+            req = client.build_request(
+                "POST",
+                f"http://127.0.0.1{path}",
+                content=payload or json.dumps(body("server/discover")).encode(),
+            )
+            req.headers = httpx.Headers([(k, v) for k, v in hdrs])
+            return await client.send(req)
+
+    return asyncio.run(go())
+
+
+DISCOVER_HEADERS = list(headers("server/discover").items())
+
+
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [
+        ("127.0.0.1:8000", "http://127.0.0.1:80.evil.com"),
+        ("127.0.0.1:8000", "http://127.0.0.1:abc"),
+        ("127.0.0.1:8000", "http://["),
+        ("127.0.0.1:8000", "http://127.0.0.1:0"),
+        ("127.0.0.1:8000", "http://127.0.0.1:65536"),
+        ("127.0.0.1:8000", "http://user@127.0.0.1:8000"),
+        ("127.0.0.1:8000", "http://evil.com@127.0.0.1"),
+        ("127.0.0.1:8000", "http://127.0.0.1:8000/"),
+        ("127.0.0.1:8000", "http://127.0.0.1/path"),
+        ("127.0.0.1:8000", "http://127.0.0.1?q"),
+        ("127.0.0.1:8000", "http://127.0.0.1#f"),
+        ("127.0.0.1:8000", "http://::1"),
+        ("127.0.0.1:8000", "file://127.0.0.1"),
+        ("127.0.0.1:8000", "http://127.0.0.1 "),
+        ("127.0.0.1:8000", ""),
+        ("[::1].evil.com", None),
+        ("127.0.0.1:evil.com", None),
+        ("127.0.0.1:", None),
+        ("127.0.0.1:99999", None),
+        ("127.0.0.1:+80", None),
+        ("localhost.:8000", None),
+        ("user@localhost", None),
+        ("[::1", None),
+        ("::1", None),
+        ("[::1%25eth0]", None),
+        ("", None),
+    ],
+)
+def test_http_27_29_host_and_origin_parsed_strictly(host, origin):
+    """HTTP-27 / HTTP-29 (KIT Host check): a Host or Origin that is not exactly
+    host[:port] (port 1-65535 in digits, IPv6 only in brackets, no userinfo, path, query or
+    fragment) is refused with 403, whatever prefix it starts with (before: the prefix before
+    the first colon was compared, so 127.0.0.1:80.evil.com passed)."""
+    hdrs = [*DISCOVER_HEADERS, ("Host", host)]
+    if origin is not None:
+        hdrs.append(("Origin", origin))
+    resp = raw_post("/mcp", hdrs)
+    assert resp.status_code == 403, resp.text[:200]
+    assert resp.json()["error"]["code"] == -32600 and "id" not in resp.json()
+
+
+@pytest.mark.parametrize(
+    ("host", "origin"),
+    [
+        ("localhost", "http://localhost"),
+        ("LOCALHOST:8000", "http://localhost:8000"),
+        ("[::1]:65535", "https://[::1]:65535"),
+        ("[0:0:0:0:0:0:0:1]:1", None),
+    ],
+)
+def test_http_27_29_well_formed_loopback_host_and_origin_pass(host, origin):
+    """HTTP-27 / HTTP-29: what a browser or client really sends for loopback is accepted."""
+    hdrs = [*DISCOVER_HEADERS, ("Host", host)]
+    if origin is not None:
+        hdrs.append(("Origin", origin))
+    assert raw_post("/mcp", hdrs).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [("Host", "127.0.0.1:8000"), ("Host", "evil.example.com")],
+        [("Host", "evil.example.com"), ("Host", "127.0.0.1:8000")],
+        [
+            ("Host", "127.0.0.1:8000"),
+            ("Origin", "http://127.0.0.1:8000"),
+            ("Origin", "http://evil.example.com"),
+        ],
+    ],
+    ids=["Host good then evil", "Host evil then good", "Origin twice"],
+)
+def test_http_27_29_repeated_host_or_origin_is_refused(lines):
+    """HTTP-27 / HTTP-29: two Host (or Origin) lines are ambiguous (which one would a proxy
+    use?): 403, whichever of them is good (before: only the first was looked at)."""
+    assert raw_post("/mcp", [*DISCOVER_HEADERS, *lines]).status_code == 403
+
+
+def test_http_27_29_host_check_runs_before_the_trailing_slash_redirect():
+    """HTTP-27 / HTTP-29: POST /mcp/ with a foreign Host is 403 (before: Starlette answered a
+    307 redirect to http://evil.example.com/mcp, a URL built from the attacker's Host)."""
+    resp = raw_post("/mcp/", [*DISCOVER_HEADERS, ("Host", "evil.example.com")])
+    assert resp.status_code == 403 and "location" not in resp.headers
+
+
+def test_http_1_trailing_slash_is_not_the_endpoint():
+    """HTTP-1 (KIT): there is one endpoint path. /mcp/ with a good Host is 404 with a JSON-RPC
+    error naming nothing from the request, never a redirect (before: 307 to a Host-built URL)."""
+    resp = raw_post("/mcp/", [*DISCOVER_HEADERS, ("Host", "127.0.0.1:8000")])
+    assert resp.status_code == 404 and "location" not in resp.headers
+    assert resp.json()["error"]["code"] == -32600 and "id" not in resp.json()
+
+
+# --- VER-5: a 2025-11-25 client learns which versions this server speaks ------------------------
+
+
+def test_ver_5_legacy_initialize_learns_the_supported_versions():
+    """VER-1 / VER-5: a 2025-11-25 `initialize`, as a legacy client sends it (no MCP headers,
+    no _meta, the version in params.protocolVersion), gets 400 / -32022 with data.supported
+    (the server's own list) and data.requested (before: -32020 "Missing required
+    MCP-Protocol-Version header", which names no version)."""
+    legacy = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "legacy-client", "version": "1.0"},
+        },
+    }
+    hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    resp = post(legacy, hdrs)
+    assert resp.status_code == 400
+    assert resp.json() == {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": list(APP_SERVER.supported_versions), "requested": "2025-11-25"},
+        },
+    }
+
+
+def test_ver_5_modern_initialize_is_still_404_from_the_core():
+    """HTTP-17 / VER-5: `initialize` sent the 2026-07-28 way (headers, _meta) is the core's
+    404 / -32601, whose data names the supported versions too (CONFORMANCE §3 row 6)."""
+    resp = post(body("initialize"), headers("initialize"))
+    assert resp.status_code == 404
+    assert resp.json()["error"]["data"]["supported"] == list(APP_SERVER.supported_versions)

@@ -22,7 +22,6 @@ from mrtr_kit.jupyter.flow import (
     start_tool_call,
     widget_client,
 )
-from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
@@ -209,19 +208,32 @@ async def test_a_state_only_result_is_retried_without_asking_anyone():
         assert "inputResponses" not in flow.records[1].request["params"]  # MRTR-C1: nothing asked
 
 
+def nested_form_app():
+    """A hand-made server that sends a nested form. The kit's own server refuses to send one
+    (ELIC-5, KIT), so the client's check is tested against an app that answers every POST with
+    the same input_required result."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    schema = {"type": "object", "properties": {"home": {"type": "object"}}}
+    ask = {
+        "method": "elicitation/create",
+        "params": {"message": "Address?", "requestedSchema": schema},
+    }
+
+    async def mcp(request: Request) -> JSONResponse:
+        body = await request.json()
+        result = {"resultType": "input_required", "inputRequests": {"address": ask}}
+        return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
+
+
 @in_loop
 async def test_a_form_outside_the_subset_stops_the_flow_with_a_clear_message():
-    server = McpServer("bad-form")
-
-    @server.tool(description="Sends a nested form no client can show.")
-    def nested(ctx):
-        params = ElicitRequestFormParams(
-            message="Address?",
-            requested_schema={"type": "object", "properties": {"home": {"type": "object"}}},
-        )
-        return ctx.input_required({"address": ElicitRequest(params=params)})
-
-    async with widget_client(create_app(server)) as client:
+    async with widget_client(nested_form_app()) as client:
         flow = await start_tool_call(client, "nested")
         assert flow.status == "failed"
         assert "outside the form subset" in flow.error and "home" in flow.error

@@ -7,6 +7,7 @@ once over real loopback TCP with ``LoopbackServer``, as notebook 01 runs it.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 import pytest
@@ -60,12 +61,13 @@ def test_url_mode_needs_the_url_capability():
     assert reply.body["error"]["code"] == -32021  # MRTR-S7, CAP-2
 
 
-def test_accept_before_the_sign_in_asks_again_and_after_it_completes():
-    example = UrlLoginExample(BASE)
+def test_accept_with_the_sign_in_unfinished_after_the_wait_asks_again_then_completes():
+    """ELIC-9: accept means "the user agreed to go"; the server checks its own store."""
+    example = UrlLoginExample(BASE, wait_s=0)
     first = result(call(example.server))
     url = first["inputRequests"]["signin"]["params"]["url"]
     early = result(call(example.server, **accept_retry(first)))
-    assert early["resultType"] == "input_required"  # accept means "I went there" (ELIC-9)
+    assert early["resultType"] == "input_required"  # not finished: asked again (ELIC-9)
     assert early["inputRequests"]["signin"]["params"]["message"].startswith(
         "You have not finished signing in yet."
     )
@@ -74,6 +76,46 @@ def test_accept_before_the_sign_in_asks_again_and_after_it_completes():
     done = result(call(example.server, **accept_retry(early)))
     assert done["content"][0]["text"] == (
         "Calendar connected as ada. Next event: Team lunch, Friday 12:30."
+    )
+
+
+def test_accept_waits_for_the_sign_in_and_completes_when_it_finishes_during_the_wait():
+    """ELIC-9: the client retries with accept at once, when the user agrees to go; the server
+    may block a while. The kit's example waits up to ``wait_s`` for the page to be done."""
+    example = UrlLoginExample(BASE, wait_s=30)
+    first = result(call(example.server))
+    sid = first["inputRequests"]["signin"]["params"]["url"].rsplit("/", 1)[1]
+
+    async def accept_then_sign_in():
+        message = request(
+            "tools/call",
+            {"name": "connect_calendar", **accept_retry(first)},
+            capabilities=URL_CAPS,
+        )
+        retry = asyncio.create_task(example.server.handle(message))
+        for _ in range(5):
+            await asyncio.sleep(0)  # the retry is now waiting in the handler
+        assert not retry.done()
+        assert example.pages.complete(sid, "ada")  # the user signs in on the page meanwhile
+        started = time.monotonic()
+        reply = await retry
+        return reply, time.monotonic() - started
+
+    reply, waited = asyncio.run(accept_then_sign_in())
+    assert result(reply)["content"][0]["text"].startswith("Calendar connected as ada.")
+    assert waited < 5  # it noticed the sign-in, it did not sit out the 30 s
+
+
+def test_the_wait_ends_after_wait_s_with_the_same_link_again():
+    example = UrlLoginExample(BASE, wait_s=0.3)
+    first = result(call(example.server))
+    started = time.monotonic()
+    again = result(call(example.server, **accept_retry(first)))
+    assert time.monotonic() - started >= 0.3
+    assert again["resultType"] == "input_required"
+    assert (
+        again["inputRequests"]["signin"]["params"]["url"]
+        == (first["inputRequests"]["signin"]["params"]["url"])
     )
 
 
@@ -119,7 +161,7 @@ def test_sign_ins_expire():
 
 
 def test_an_expired_sign_in_starts_over_with_a_new_link():
-    example = UrlLoginExample(BASE)
+    example = UrlLoginExample(BASE, wait_s=0)
     first = result(call(example.server))
     example.pages._pending.clear()  # as if it had expired
     again = result(call(example.server, **accept_retry(first)))
@@ -161,24 +203,57 @@ def test_the_page_serves_a_form_records_the_sign_in_and_refuses_strangers():
 
 
 def test_the_whole_flow_over_loopback_tcp_with_the_card():
-    site = LoopbackServer.start(lambda base: UrlLoginExample(base).app())
+    """ELIC-9 as notebook 01 runs it: consent sends accept at once; the user signs in while
+    the server waits; the call completes in two rounds, and the card keeps only its answer."""
+    site = LoopbackServer.start(lambda base: UrlLoginExample(base, wait_s=30).app())
 
     async def flow_run():
         async with widget_client(f"{site.url}/mcp", form=False, url=True) as client:
             flow = await start_tool_call(client, "connect_calendar")
             card = flow.card
             assert card.facts.host == "127.0.0.1" and card.facts.warnings == ()
-            card.done()
-            assert await flow.settled() == "input_required"
-            assert "not finished" in flow.card.params.message
-            assert (await sign_in(flow.card.params.url, "ada", "pw")).startswith("HTTP 200")
-            flow.card.done()
+            card.go()
+            assert flow.status == "sending" and "may take a while" in flow.status_message
+            assert (await sign_in(card.params.url, "ada", "pw")).startswith("HTTP 200")
             assert await flow.settled() == "complete"
-            return flow.text, flow.rounds
+            return flow, card
 
     try:
-        text, rounds = asyncio.run(flow_run())
+        flow, card = asyncio.run(flow_run())
     finally:
         site.stop()
-    assert text.startswith("Calendar connected as ada.") and rounds == 3
+    assert flow.text.startswith("Calendar connected as ada.") and flow.rounds == 2
+    assert flow.status_message == "Complete after 2 round(s)."
+    assert flow.describe().splitlines()[1] == card.describe()  # the text copy shows it too
+    assert card.describe() == (
+        "url-login-example asked (signin) for a step on a web page. Answered: accept "
+        "(you agreed to go to 127.0.0.1). The call is complete."
+    )
     assert "stopped" in repr(site)
+
+
+def test_when_the_wait_runs_out_the_card_offers_a_manual_retry_without_a_second_consent():
+    """ELIC-9 (the server asks again) and ELIC-10 (manual retry); after success no stale
+    "not finished" text or "Sent:" line stays above the result (issue 9, item 12)."""
+    site = LoopbackServer.start(lambda base: UrlLoginExample(base, wait_s=0.2).app())
+
+    async def flow_run():
+        async with widget_client(f"{site.url}/mcp", form=False, url=True) as client:
+            flow = await start_tool_call(client, "connect_calendar")
+            flow.card.go()
+            assert await flow.settled() == "input_required"
+            again = flow.card
+            assert again.agreed and "not finished" in again.params.message
+            assert again.accept_button.description == "Retry now"
+            assert (await sign_in(again.params.url, "ada", "pw")).startswith("HTTP 200")
+            again.retry()
+            assert await flow.settled() == "complete"
+            return flow, again
+
+    try:
+        flow, card = asyncio.run(flow_run())
+    finally:
+        site.stop()
+    assert flow.rounds == 3 and flow.text.startswith("Calendar connected as ada.")
+    shown = flow.describe() + "".join(getattr(child, "value", "") for child in card.widget.children)
+    assert "not finished" not in shown and "Sent:" not in shown

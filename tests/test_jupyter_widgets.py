@@ -73,6 +73,19 @@ def test_each_kind_gets_a_fitting_input_widget():
     assert isinstance(confirm.fields["ok"].input, w.Checkbox) and confirm.fields["ok"].get()
 
 
+def test_a_date_field_says_the_browser_shows_its_own_format_and_previews_what_is_sent():
+    """Issue 9, item 14: the picker shows e.g. mm/dd/yyyy; the label must not claim otherwise."""
+    form = ElicitationForm({"message": "m", "requestedSchema": booking.DETAILS_FORM})
+    when = form.fields["when"]
+    assert "your browser shows the date in its own format" in when.label.value
+    assert "sent as YYYY-MM-DD" in when.label.value
+    assert "nothing chosen yet" in when.preview.value
+    form.fill(when="2026-09-01")
+    assert "will be sent as <code>2026-09-01</code>" in when.preview.value
+    when.input.value = None  # the person clears the picker
+    assert "nothing chosen yet" in when.preview.value
+
+
 def test_accept_with_a_problem_shows_it_beside_the_field_and_sends_nothing():
     form, sent = login_form()
     outcome = form.fill(login="al").accept()
@@ -151,7 +164,8 @@ def test_the_text_form_of_a_form_reads_well_where_widgets_do_not_render():
 # -- URL mode ------------------------------------------------------------------------------------
 
 
-def test_url_card_shows_the_full_url_and_host_and_answers_each_action():
+def test_url_card_shows_the_full_url_and_host_and_asks_consent_before_any_link():
+    """ELIC-13: the full URL and its host first; nothing to open before the user agrees."""
     sent = []
     params = {"mode": "url", "message": "Sign in, please.", "url": "https://id.example.com/s/1"}
     card = UrlCard(params, asker="calendar", key="signin", on_answer=sent.append)
@@ -159,13 +173,66 @@ def test_url_card_shows_the_full_url_and_host_and_answers_each_action():
     assert (
         "<code>https://<b><u>id.example.com</u></b>/s/1</code>" in html
     )  # host highlighted (ELIC-13)
-    assert "target='_blank'" in html and "noopener" in html  # opened by the user's click only
-    card.done()
+    assert "<a " not in html  # no link to open before consent (KIT)
+    assert [b.description for b in card.buttons] == ["Go to the page", "Decline", "Cancel"]
+    assert card.describe().splitlines()[-1] == "  [Go to the page] [Decline] [Cancel]"
+
+
+def test_going_to_the_page_sends_accept_at_once_and_only_then_shows_the_link():
+    """ELIC-9: consent, open, retry at once with accept ("the user agreed to go")."""
+    sent = []
+    params = {"mode": "url", "message": "Sign in, please.", "url": "https://id.example.com/s/1"}
+    card = UrlCard(params, asker="calendar", key="signin", on_answer=sent.append)
+    card.go()
     assert sent == [{"action": "accept"}]  # URL-mode accept has no content (ELIC-7)
-    for action in ("decline", "cancel"):
-        other = []
-        UrlCard(params, on_answer=other.append).__getattribute__(action)()
-        assert other == [{"action": action}]
+    link = card.link.value
+    assert "href='https://id.example.com/s/1'" in link
+    assert "target='_blank'" in link and "noopener" in link  # opened by the user's click only
+    assert "you agreed to go" in card.status.value and "open the page" in card.status.value
+    assert all(b.disabled for b in card.buttons)
+    with pytest.raises(RuntimeError, match="retry"):
+        UrlCard(params, agreed=True).go()
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_url_card_declines_and_cancels_without_showing_the_link(action):
+    params = {"mode": "url", "message": "m", "url": "https://id.example.com/s/1"}
+    sent = []
+    card = UrlCard(params, on_answer=sent.append)
+    getattr(card, action)()
+    assert sent == [{"action": action}] and card.link.value == ""
+
+
+def test_a_card_asked_again_after_consent_offers_a_manual_retry_and_the_link_at_once():
+    """ELIC-10: the client should offer manual retry and cancel controls."""
+    params = {"mode": "url", "message": "Not done yet.", "url": "https://id.example.com/s/1"}
+    sent = []
+    card = UrlCard(params, key="signin", agreed=True, on_answer=sent.append)
+    assert [b.description for b in card.buttons] == ["Retry now", "Decline", "Cancel"]
+    assert "href='https://id.example.com/s/1'" in card.link.value
+    assert "manual retry, ELIC-10" in card.describe()
+    with pytest.raises(RuntimeError, match="consent"):
+        UrlCard(params).retry()
+    card.retry()
+    assert sent == [{"action": "accept"}]
+    assert "manual retry" in card.status.value
+
+
+def test_a_concluded_card_keeps_only_what_was_answered():
+    params = {"mode": "url", "message": "You have not finished.", "url": "https://a.example/s"}
+    card = UrlCard(params, asker="calendar", key="signin", agreed=True)
+    card.retry()
+    card.conclude()
+    shown = "".join(texts(card.widget))
+    assert (
+        "not finished" not in shown
+        and "Sent:" not in shown
+        and card.buttons[0] not in [*card.widget.children]
+    )
+    assert card.describe() == (
+        "calendar asked (signin) for a step on a web page. Answered: accept "
+        "(you agreed to go to a.example). The call is complete."
+    )
 
 
 def test_url_card_warns_about_suspicious_links_and_never_links_non_web_urls():
@@ -173,8 +240,10 @@ def test_url_card_warns_about_suspicious_links_and_never_links_non_web_urls():
     card = UrlCard(params)
     assert "punycode" in card.describe() and "not HTTPS" in card.describe()
     odd = UrlCard({"mode": "url", "message": "m", "url": "javascript:alert(1)"})
+    assert odd.accept_button.disabled
+    odd.accept_button.disabled = False
+    odd.go()  # even if it were pressed: no link to a non-web URL
     assert "<a " not in "".join(texts(odd.widget))
-    assert odd.done_button.disabled
 
 
 @pytest.mark.parametrize(

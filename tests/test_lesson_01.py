@@ -205,29 +205,86 @@ def text_of(kind):
     return "\n".join(c.source for c in cells() if c.cell_type == kind)
 
 
-def test_notebook_opens_with_objectives_needs_timings_and_a_diagram():
+SOLUTION = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+SPEC_LINKS = (
+    "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
+    "(https://modelcontextprotocol.io/seps/2322-MRTR)",
+)
+
+
+def test_notebook_opens_with_objectives_needs_timings_spec_links_and_a_diagram():
+    """The header of every notebook (notes/LESSONS.md): the same items in the same order."""
     opening = cells()[0].source
-    for part in ("**What you will learn**", "**What you need**", "**Time**", "```mermaid"):
-        assert part in opening
+    parts = (
+        "**What you will learn**",
+        "**What you need**",
+        "**How long**: About ",
+        "minutes to read and try, plus about ",
+        "**Teaching it**: about ",
+        "**Spec**",
+        *SPEC_LINKS,
+        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../docs/spec-map.md)",
+        "IDs tagged\n(KIT) are this kit's own conventions, not the specification's.",
+        "```mermaid",
+    )
+    at = [opening.find(part) for part in parts]
+    assert -1 not in at, [p for p, i in zip(parts, at, strict=True) if i < 0]
+    assert at == sorted(at)
 
 
-def test_notebook_closes_with_key_points_caveats_and_the_next_lesson():
+def test_notebook_closes_with_key_points_caveats_the_cheatsheet_and_the_next_lesson():
     closing = cells()[-1].source
-    assert "## Key points" in closing and "## In practice" in closing
+    assert closing.index("## Key points") < closing.index("## In practice")
+    assert "[docs/cheatsheet.md](../docs/cheatsheet.md)" in closing
     assert "(02-securing-request-state.ipynb)" in closing
 
 
-def test_each_exercise_has_a_stub_a_hint_a_loadable_solution_and_a_checkpoint():
-    source = [c.source for c in cells()]
-    loads = [s for s in source if s.startswith("# %load solutions/01_")]
-    assert len(loads) == 3
-    for stub_cell in loads:
-        path = NOTEBOOK.parent / stub_cell.splitlines()[0].removeprefix("# %load ")
-        assert path.exists(), path
-    assert text_of("markdown").count("<details><summary>Hint</summary>") == 3
-    code = text_of("code")
-    for checkpoint in ("check_retry(", "check_colour_tool(", "check_booking_form("):
-        assert checkpoint in code
+def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoint():
+    """notes/LESSONS.md: one layout in every notebook (issue 9, item 10)."""
+    all_cells = cells()
+    starts = [i for i, c in enumerate(all_cells) if c.source.startswith("### Exercise ")]
+    assert len(starts) == 3
+    for n, i in enumerate(starts, 1):
+        task, stub_cell, hint, check = all_cells[i : i + 4]
+        assert re.match(rf"### Exercise {n} · \S.* \(\d+ min\)\n", task.source), task.source
+        assert stub_cell.cell_type == "code"
+        first = stub_cell.source.splitlines()[0]
+        assert first.startswith("# %load solutions/01_")
+        assert (NOTEBOOK.parent / first.removeprefix("# %load ")).exists()
+        assert hint.cell_type == "markdown"
+        assert hint.source.startswith("<details><summary>Hint</summary>")
+        assert hint.source.rstrip().endswith(SOLUTION)
+        assert check.cell_type == "code" and len(check.source.splitlines()) == 1
+        assert re.fullmatch(r"(await )?check_\w+\(\w+\)", check.source)
+    intro = next(c.source for c in all_cells if c.source.startswith("## Exercises"))
+    assert SOLUTION in intro
+
+
+def test_the_first_form_says_it_becomes_live_when_the_cell_runs():
+    """Issue 9, item 11: a stored form reads as text until its cell runs."""
+    all_cells = cells()
+    first_form = next(
+        i
+        for i, c in enumerate(all_cells)
+        if c.cell_type == "code" and "start_tool_call(" in c.source
+    )
+    lead_in = all_cells[first_form - 1].source
+    assert "`[Accept] [Decline] [Cancel]`" in lead_in and "live form" in lead_in
+
+
+def test_the_url_mode_section_follows_the_spec_flow_and_names_the_test_shortcut():
+    """Issue 9, item 3: consent, open, retry at once; accept = "the user agreed to go"."""
+    text = text_of("markdown")
+    assert '"the user agreed to go", not "it is done"' in text
+    assert "**at once** retries" in text
+    assert "**A test shortcut:**" in text and "A real client never sees the\npage" in text
+    assert "(the manual retry a client should offer, ELIC-10)" in text
+    assert "I went there" not in text and "I have finished" not in "\n".join(
+        c.source for c in cells()
+    )
 
 
 def test_intentional_errors_are_tagged_and_announced():

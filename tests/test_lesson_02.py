@@ -7,6 +7,7 @@ The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import itertools
@@ -195,7 +196,7 @@ def test_concurrent_double_spend_with_and_without_a_ledger(ledger, paid):
 
     tally, payouts = asyncio.run(race())
     assert payouts == paid
-    expected = "10 × paid" if paid == 10 else "9 × error -32602 Invalid requestState, 1 × paid"
+    expected = "10 × paid" if paid == 10 else "9 × error -32602 Invalid requestState\n1 × paid"
     assert tally == expected
 
 
@@ -223,17 +224,59 @@ def notebook():
     return nbformat.read(NOTEBOOK, as_version=4)
 
 
-def test_notebook_opens_with_objectives_needs_time_and_a_sequence_diagram(notebook):
+MRTR_PAGE = "https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr"
+SEP_2322 = "https://modelcontextprotocol.io/seps/2322-MRTR"
+SPEC_MAP_LINE = (
+    "Rule IDs like `MRTR-S4a` are explained in\n[docs/spec-map.md](../docs/spec-map.md); IDs "
+    "tagged (KIT) are this kit's own conventions, not the\nspecification's."
+)
+SOLUTION_SENTENCE = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+EXERCISES = [
+    ("forge_admin", "await security.check_forge_admin(forge_admin)"),
+    ("peek", "security.check_peek(peek)"),
+    ("rotation_plan", "security.check_rotation_plan(rotation_plan)"),
+]
+
+
+def flat(text: str) -> str:
+    """Markdown with its line breaks folded, so a test does not depend on where lines wrap."""
+    return " ".join(text.split())
+
+
+def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_diagram(notebook):
+    """The header of every lesson (LESSONS.md): learner's time and teaching time apart, the
+    spec page and SEP-2322 linked, the spec map explained, the round trips drawn."""
     first = notebook.cells[0]
     assert first.cell_type == "markdown"
-    for part in ("What you will learn", "What you need", "Time:", "```mermaid", "sequenceDiagram"):
-        assert part in first.source, part
+    text = flat(first.source)
+    for part in (
+        "What you will learn",
+        "What you need",
+        "**How long:** About 40 minutes to read and try, plus about 30 minutes for the "
+        "exercises. Teaching it: about 50 minutes",
+        f"({MRTR_PAGE})",
+        f"({SEP_2322})",
+        flat(SPEC_MAP_LINE),
+        "```mermaid",
+        "sequenceDiagram",
+    ):
+        assert part in text, part
+    assert "to teach" not in text  # the old instructor-only time line
 
 
-def test_notebook_closes_with_key_points_practice_and_the_next_lesson(notebook):
-    tail = "\n".join(c.source for c in notebook.cells[-3:] if c.cell_type == "markdown")
-    for part in ("## Key points", "## In practice", "03-migrating-from-server-requests.ipynb"):
-        assert part in tail, part
+def test_notebook_closes_with_key_points_practice_the_cheatsheet_and_the_next_lesson(notebook):
+    last = notebook.cells[-1].source
+    for part in (
+        "## Key points",
+        "## In practice",
+        "[docs/cheatsheet.md](../docs/cheatsheet.md)",
+        "(03-migrating-from-server-requests.ipynb)",
+    ):
+        assert part in last, part
+    assert last.index("## Key points") < last.index("## In practice") < last.index("cheatsheet")
 
 
 def test_every_code_cell_is_led_in_by_markdown_and_errors_are_tagged(notebook):
@@ -252,22 +295,78 @@ def test_every_code_cell_is_led_in_by_markdown_and_errors_are_tagged(notebook):
 def test_notebook_is_stored_with_outputs(notebook):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code)
-    assert sum(bool(c.outputs) for c in code) >= len(code) - 2
+    silent = [c.source.splitlines()[0] for c in code if not c.outputs]
+    assert silent == ["import asyncio"] + [f"# %load solutions/02_{n}.py" for n, _ in EXERCISES]
 
 
-def test_each_exercise_has_a_stub_a_hint_a_solution_and_a_checkpoint(notebook):
-    text = "\n".join(c.source for c in notebook.cells)
-    for name, check in [
-        ("forge_admin", "check_forge_admin"),
-        ("peek", "check_peek"),
-        ("rotation_plan", "check_rotation_plan"),
-    ]:
+def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
+    """LESSONS.md: heading with minutes; the stub, whose first line is the commented-out
+    ``%load``; the hint and the solution sentence word for word; the checkpoint alone in the
+    next cell. The old layout kept the checkpoint in the stub's cell, so re-running the cell
+    after loading the solution brought the stub back (issue 9, item 10)."""
+    cells = notebook.cells
+    for number, (name, check) in enumerate(EXERCISES, 1):
+        [i] = [
+            k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02_{name}")
+        ]
+        heading, stub, hint, checkpoint = cells[i - 1], cells[i], cells[i + 1], cells[i + 2]
+        assert heading.cell_type == "markdown"
+        assert re.match(rf"### Exercise {number} · [^\n]+ \(\d+ min\)\n", heading.source)
+        assert stub.source.splitlines()[0] == f"# %load solutions/02_{name}.py"
         assert (SOLUTIONS / f"02_{name}.py").exists()
-        assert f"%load solutions/02_{name}.py" in text
-        stub_cells = [c for c in notebook.cells if f"def {name}(" in c.source]
-        assert len(stub_cells) == 1 and "raise NotImplementedError" in stub_cells[0].source
-        assert f"security.{check}({name})" in stub_cells[0].source
+        assert f"def {name}(" in stub.source and "raise NotImplementedError" in stub.source
+        assert "check_" not in stub.source
+        assert hint.cell_type == "markdown"
+        assert hint.source.startswith("<details><summary>Hint</summary>")
+        assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
+        assert checkpoint.cell_type == "code" and checkpoint.source == check
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert text.count(SOLUTION_SENTENCE) == 4  # once per exercise, once in the introduction
     assert text.count("<summary>Hint</summary>") == 3
+
+
+def run_cell(source: str, namespace: dict) -> object:
+    """Run one notebook cell's code as IPython would (top-level await allowed), and return
+    the value of its last expression."""
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+    async def go():
+        body = compile(tree, "<cell>", "exec", flags=flags)
+        pending = eval(body, namespace)
+        if asyncio.iscoroutine(pending):
+            await pending
+        if last is None:
+            return None
+        value = eval(compile(ast.Expression(last.value), "<cell>", "eval", flags=flags), namespace)
+        return await value if asyncio.iscoroutine(value) else value
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize(("name", "check"), EXERCISES)
+def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, check):
+    """Do what the sentence says: run the stub cell, then %load (which replaces the cell with
+    '# %load path' and the file), run it again, then the checkpoint cell below it."""
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02_{name}")]
+    namespace: dict = {}
+    run_cell(
+        "\n".join(
+            c.source
+            for c in cells[:i]
+            if c.cell_type == "code" and "await" not in c.source and "import" in c.source
+        ),
+        namespace,
+    )
+    run_cell(cells[i].source, namespace)
+    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
+    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
+    loaded = f"# %load {path}\n" + (NOTEBOOK.parent / path).read_text()
+    run_cell(loaded, namespace)
+    verdict = run_cell(cells[i + 2].source, namespace)
+    assert verdict.passed, verdict
 
 
 def test_no_cell_holds_logic_the_kit_does_not(notebook):
@@ -277,3 +376,108 @@ def test_no_cell_holds_logic_the_kit_does_not(notebook):
             defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
             assert set(defined) <= {"forge_admin", "peek", "rotation_plan"}, defined
             assert "class " not in cell.source
+
+
+# --- section 7: what the lesson prints about "once" is true ---------------------------------------
+
+
+def outputs_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []))
+
+
+def test_every_race_starts_on_a_fresh_server_so_its_totals_count_only_itself(notebook):
+    """Issue 9, item 13: the ten-at-once cell printed "1 × paid" above "2 payout(s)", because
+    the total included an earlier cell's payout. Each race now builds its own server, and the
+    payouts it prints are the ones its tally says it paid."""
+    races = [c for c in notebook.cells if c.cell_type == "code" and "asyncio.gather" in c.source]
+    assert len(races) == 3
+    for cell in races:
+        assert cell.source.startswith("lab = security.RefundLab.build("), cell.source
+        out = outputs_of(cell)
+        paid = sum(int(n) for n in re.findall(r"^(\d+) × paid$", out, flags=re.M))
+        assert re.search(rf"^{paid} payout\(s\)", out, flags=re.M), out
+
+
+def test_the_lesson_shows_the_ledger_paying_a_second_approval_then_the_fix(notebook):
+    """Issue 9, item 1: the ledger stops one state being spent twice, not a second approval;
+    the idempotency key on the order makes it one refund per order."""
+    text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
+    assert "exactly once (MRTR-S5d)" not in text and "pays it exactly once" not in text
+    assert 'Single use is not "one refund per order"' in text
+    code = {c.source.splitlines()[0]: outputs_of(c) for c in notebook.cells if c.get("outputs")}
+    second = code['second = await lab.approval("alice", "A-1001")']
+    assert "(payout P-0002)" in second and "2 payout(s), $249.00 in total" in second
+    fixed = code['lab = security.RefundLab.build("hmac", ledger="sqlite", one_per_order=True)']
+    assert "9 × complete: Order A-1001 was refunded already" in fixed
+    assert "1 × paid" in fixed and "1 payout(s), $124.50 in total" in fixed
+
+
+def test_the_lesson_compares_single_use_and_idempotent_on_a_lost_response(notebook):
+    [cell] = [c for c in notebook.cells if "lose_the_final_response" in c.source]
+    out = outputs_of(cell)
+    assert out.count("bookings made: 1") == 2
+    assert "the same request again:   error -32602 Invalid requestState" in out
+    assert "the same request again:   complete: Booked Luigi's" in out
+
+
+def test_mrtr_s4b_is_taught_where_plain_state_is_forged(notebook):
+    cells = notebook.cells
+    forge = next(i for i, c in enumerate(cells) if "security.tamper(approval" in c.source)
+    after = flat(cells[forge + 1].source)
+    assert "MRTR-S4b" in after and "nothing worse than the request failing" in after
+
+
+def test_citations_say_what_the_rule_says(notebook):
+    """Issue 9, item 4: the uniform rejection error is the kit's convention, not SEC-2; moving
+    between instances is statelessness (CORE-8/9), not MRTR-S8 (which is about the client not
+    answering)."""
+    text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
+    assert "SEC-2" not in text and "MRTR-S8" not in text and "SEC-4" not in text
+    for sentence in re.split(r"(?<=[.:])\s", text):
+        if "same error" in sentence or "One answer on the wire" in sentence:
+            nxt = text[text.index(sentence) : text.index(sentence) + 400]
+            assert "(KIT)" in nxt, sentence
+    assert "(CORE-8)" in text and "(CORE-9)" in text
+
+
+# --- the lab helpers behind section 7 ----------------------------------------------------------
+
+
+def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
+    async def race() -> tuple[str, int]:
+        lab = security.RefundLab.build("hmac", ledger="memory", one_per_order=True)
+        approvals = [await lab.approval("alice", "A-1001") for _ in range(10)]
+        answers = await asyncio.gather(*(lab.redeem("alice", "A-1001", a) for a in approvals))
+        await lab.aclose()
+        return security.tally(answers), len(lab.desk.payouts)
+
+    tally, payouts = asyncio.run(race())
+    assert payouts == 1
+    assert tally.splitlines() == [
+        "9 × complete: Order A-1001 was refunded already ($124.50, payout P-0001). "
+        "Nothing more was paid.",
+        "1 × paid",
+    ]
+
+
+def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
+    async def twice() -> int:
+        lab = security.RefundLab.build("hmac", ledger="memory")
+        for _ in range(2):
+            assert (await lab.redeem("alice", "A-1001", await lab.approval("alice", "A-1001"))).ok
+        await lab.aclose()
+        return len(lab.desk.payouts)
+
+    assert asyncio.run(twice()) == 2
+
+
+def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
+    single = asyncio.run(security.lose_the_final_response("single use"))
+    idem = asyncio.run(security.lose_the_final_response("idempotent"))
+    booked = "complete: Booked Luigi's for 4 on 2026-09-01 (reference BK-0001)."
+    assert str(single.first) == str(idem.first) == booked
+    assert str(single.again) == "error -32602 Invalid requestState"
+    assert str(idem.again) == booked
+    assert single.bookings == idem.bookings == 1
+    with pytest.raises(ValueError):
+        asyncio.run(security.lose_the_final_response("both"))

@@ -266,7 +266,8 @@ def test_ring_from_configuration_text_and_environment():
 
 
 def test_two_servers_from_one_environment_open_each_others_states(monkeypatch):
-    """MRTR-S8: the fleet shares the ring from the environment, so any instance serves a retry."""
+    """CORE-8 / CORE-9: the fleet shares the ring from the environment, so any instance
+    serves a retry."""
     monkeypatch.setenv(ENV_KEYS, f"k2:{SECRET_2.hex()},k1:{SECRET_1.hex()}")
     a, b = McpServer("fleet"), McpServer("fleet")
     binding = StateBinding("alice", "digest")

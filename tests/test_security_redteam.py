@@ -22,7 +22,7 @@ import logging
 import string
 
 import pytest
-from helpers import error, request, result
+from helpers import error, request, result, with_bad_tag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -436,15 +436,16 @@ def call(server, principal, arguments=ARGS, **extra):
 
 
 def test_every_rejection_is_the_same_error_on_the_wire_and_the_reason_only_in_the_log(kind, caplog):
-    """SEC-2 / KIT: forged, cross-principal, cross-request, cross-audience, rotated-out,
-    expired and spent states all get byte-identical -32602 errors, HTTP 200; the log says why."""
+    """MRTR-S4a (a failed state is rejected), and beyond it a kit convention (KIT): forged,
+    cross-principal, cross-request, cross-audience, rotated-out, expired and spent states all
+    get byte-identical -32602 errors, HTTP 200; the log says why."""
     clock = Clock()
     server = wire_server(kind, clock)
     genuine = result(call(server, "alice"))["requestState"]
     unspent = result(call(server, "alice"))["requestState"]
     staging = result(call(wire_server(kind, clock, name="staging"), "alice"))["requestState"]
     attempts = {
-        "bad tag": ("alice", ARGS, genuine[:-1] + ("A" if genuine[-1] != "A" else "B")),
+        "bad tag": ("alice", ARGS, with_bad_tag(genuine)),
         "another principal": ("mallory", ARGS, genuine),
         "another request": ("alice", {"order_id": "A-1002"}, genuine),
         "wrong audience": ("alice", ARGS, staging),
@@ -485,10 +486,11 @@ def test_aead_token_reveals_nothing_over_the_wire():
     server = wire_server("aead", Clock())
     token = result(call(server, "alice"))["requestState"]
     assert token.startswith("aead1.k1.")
-    assert "12450" not in json.dumps([unb64url(f).hex() for f in token.split(".")[2:]])
-    with pytest.raises(UnicodeDecodeError):
-        for field in token.split(".")[2:]:
-            json.loads(unb64url(field))
+    # Look for the plaintext in the decoded bytes, not in a hex dump: five given hex digits turn
+    # up in ~430 random ones about once in 2,400 runs, the same five bytes about never.
+    for field in token.split(".")[2:]:
+        raw = unb64url(field)
+        assert b"12450" not in raw and b"approved_cents" not in raw
     assert isinstance(AeadStateCodec(RING).open(token), dict)
     assert HmacStateCodec(RING).seal({}).startswith("hmac1.k1.")
     assert canonical_json({"b": 1, "a": 2}) == b'{"a":2,"b":1}'

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import error, meta, request, result, run
+from helpers import error, meta, request, result, run, with_bad_tag
 
 from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
 
@@ -60,6 +61,72 @@ def build(clock: Clock | None = None) -> McpServer:
             return ctx.input_required({"confirm": elicit_form("Sure?", OK_SCHEMA)}, state=st)
         await ctx.redeem_once()
         return f"Booked {ctx.arguments['restaurant']} for {st['name']}"
+
+    @s.tool(description="Acts on any `confirm` it is given: only the core's filter stops it.")
+    def eager(ctx):
+        if ctx.state is None:
+            return ctx.input_required({"who": elicit_form("Name?", NAME_SCHEMA)}, state={})
+        who, ok = ctx.elicitation("who"), ctx.elicitation("confirm")
+        if ok is not None and ok.action == "accept":  # trusts whatever reaches it
+            return f"Booked for {who.content['name'] if who else '?'} without asking"
+        return ctx.input_required({"confirm": elicit_form("Sure?", OK_SCHEMA)}, state={})
+
+    @s.tool(description="Returns an InputRequiredResult model itself (a handler bug).")
+    def raw_model(ctx):
+        return InputRequiredResult(
+            input_requests={"go": elicit_url("Log in", "https://example.com/login")}
+        )
+
+    @s.tool(description="Returns a raw input_required dict with an unsealed state (a bug).")
+    def raw_dict(ctx):
+        return {"resultType": "input_required", "requestState": "admin=true"}
+
+    @s.tool(description="Returns a raw input_required dict with nothing in it (a bug).")
+    def raw_empty(ctx):
+        return {"resultType": "input_required"}
+
+    @s.tool(description="Returns a resultType no 2026-07-28 client knows (a bug).")
+    def raw_task(ctx):
+        return {"resultType": "task", "content": []}
+
+    @s.tool(description="Builds an ElicitRequest by hand with a nested schema (a bug).")
+    def nested_form(ctx):
+        schema = {
+            "type": "object",
+            "properties": {"address": {"type": "object", "properties": {}}},
+        }
+        form = ElicitRequestFormParams(message="Where?", requested_schema=schema)
+        return ctx.input_required({"where": ElicitRequest(params=form)})
+
+    @s.tool(description="Asks with plain dicts instead of models.")
+    def dict_requests(ctx):
+        kind = ctx.arguments.get("kind", "url")
+        wire = {
+            "url": {
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": "Log in", "url": "https://example.com/"},
+            },
+            "form": {
+                "method": "elicitation/create",
+                "params": {"message": "Name?", "requestedSchema": NAME_SCHEMA},
+            },
+            "bogus": {"method": "ping"},
+        }[kind]
+        return ctx.input_required({"k": wire})
+
+    @s.tool(description="Needs sampling with tools, sampling with context and a URL, at once.")
+    def needs_everything(ctx):
+        with_tools = create_message("Use a tool")
+        with_tools.params.tools = [{"name": "t", "inputSchema": {"type": "object"}}]
+        with_context = create_message("Look around")
+        with_context.params.include_context = "thisServer"
+        return ctx.input_required(
+            {
+                "a": with_tools,
+                "b": with_context,
+                "c": elicit_url("Log in", "https://example.com/login"),
+            }
+        )
 
     @s.tool(description="Returns nothing to ask and no state: a server bug.")
     def broken(ctx):
@@ -164,24 +231,6 @@ def test_mrtr_r2_other_methods_never_input_required(server, method):
     assert "inputRequests" not in res and "requestState" not in res
 
 
-def test_mrtr_r2_core_refuses_input_required_outside_the_three_methods(server):
-    """MRTR-R2: the one place that builds an InputRequiredResult refuses other methods."""
-    from mrtr_kit.server.context import InputRequired
-    from mrtr_kit.server.state import StateBinding
-
-    m = run(server, request("server/discover"))  # a valid RequestMeta to hand in
-    assert m.http_status == 200
-    from mrtr_kit.protocol.models import RequestMeta
-
-    with pytest.raises(RuntimeError, match="may not return input_required"):
-        server._finish(
-            "tools/list",
-            InputRequired({"k": list_roots()}),
-            RequestMeta.model_validate(meta(ALL_CAPS)),
-            StateBinding(None, "d"),
-        )
-
-
 # --- MRTR-S2, S2a, S2b, S3 ---------------------------------------------------------------------
 
 
@@ -252,10 +301,6 @@ def test_mrtr_s4_s4a_tampered_state_is_rejected_with_an_error(server):
         assert err["data"] == {"reason": "invalid_request_state"}
 
 
-def _flip_last(token: str) -> str:
-    return token[:-1] + ("A" if token[-1] != "A" else "B")
-
-
 def test_mrtr_s4a_every_rejection_looks_the_same_on_the_wire(server):
     """MRTR-S4a / SEC-2: forged, expired, cross-principal and cross-request states get one
     identical error body, so an attacker cannot tell which check failed."""
@@ -265,7 +310,7 @@ def test_mrtr_s4a_every_rejection_looks_the_same_on_the_wire(server):
     answers = {"confirm": accept(ok=True)}
     bodies = []
     forged = retry(
-        first, {"requestState": _flip_last(r2["requestState"])}, answers, capabilities=FORM
+        first, {"requestState": with_bad_tag(r2["requestState"])}, answers, capabilities=FORM
     )
     bodies.append(error(run(s, forged, "alice")))
     bodies.append(error(run(s, retry(first, r2, answers, capabilities=FORM), "bob")))
@@ -391,6 +436,7 @@ def test_mrtr_s6_state_only_round(server):
         ("url_login", {"elicitation": {}}, {"elicitation": {"url": {}}}),
         ("sample", {"elicitation": {}}, {"sampling": {}}),
         ("sample_tools", {"sampling": {}}, {"sampling": {"tools": {}}}),
+        ("sample_tools", {}, {"sampling": {"tools": {}}}),
         ("roots", {"sampling": {}}, {"roots": {}}),
     ],
 )
@@ -511,14 +557,17 @@ def test_mrtr_e3_unrequested_answers_are_ignored(server):
 
 def test_mrtr_e3_with_state_only_answers_to_asked_keys_reach_the_handler(server):
     """MRTR-E3 / SEC-6: the round-1 state asked only for `who`; a `confirm` smuggled into the
-    round-2 retry is dropped, so the booking cannot skip its confirmation round."""
-    first = request(
-        "tools/call", {"name": "book", "arguments": {"restaurant": "L"}}, capabilities=FORM
-    )
+    round-2 retry is dropped before the handler runs. ``eager`` books on any `confirm` it
+    sees, so without the core's filter this retry would book without the confirmation round."""
+    first = request("tools/call", {"name": "eager"}, capabilities=FORM)
     r1 = result(run(server, first))
+    assert list(r1["inputRequests"]) == ["who"]
     smuggled = {"who": accept(name="Ann"), "confirm": accept(ok=True)}
     r2 = result(run(server, retry(first, r1, smuggled, capabilities=FORM)))
     assert r2["resultType"] == "input_required" and list(r2["inputRequests"]) == ["confirm"]
+    # The confirmation, once asked for, is read: the filter drops only what was not asked.
+    r3 = result(run(server, retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)))
+    assert r3["content"][0]["text"].startswith("Booked for ? without asking")
 
 
 def test_mrtr_e4_missing_answers_are_asked_again_not_an_error(server):
@@ -530,3 +579,143 @@ def test_mrtr_e4_missing_answers_are_asked_again_not_an_error(server):
     )
     res = result(run(server, msg))
     assert res["resultType"] == "input_required" and "user_name" in res["inputRequests"]
+
+
+# --- issue 8 item 5: every input_required outcome passes the same checks -----------------------
+# One way to ask: ``ctx.input_required(...)``. The core refuses a handler's own
+# InputRequiredResult or input_required dict (a handler bug: -32603 and a log line saying why),
+# because such a result would skip the gate (MRTR-S7), the S6 check, the sealing of its
+# requestState (MRTR-S4a) and CACHE-2.
+
+
+@pytest.mark.parametrize("tool", ["raw_model", "raw_dict", "raw_empty", "raw_task"])
+def test_rt_1_mrtr_s4a_s7_a_raw_input_required_result_is_refused_loudly(server, tool, caplog):
+    """MRTR-S7 / MRTR-S6 / MRTR-S4a / RT-1: a handler that returns an InputRequiredResult
+    model, an input_required dict (here one with an unsealed "admin=true" state, or an empty
+    one), or an unknown resultType gets -32603, never a result that skipped the core's
+    checks; the log says what to return instead."""
+    reply = run(server, request("tools/call", {"name": tool}, capabilities={}))
+    assert error(reply) == {"code": -32603, "message": "Internal error"}
+    assert "ctx.input_required" in caplog.text or "resultType" in caplog.text
+
+
+def test_cache_2_a_raw_input_required_resource_result_never_carries_cache_hints():
+    """CACHE-2: resources/read is cacheable, so a raw input_required result there would pick
+    up ttlMs/cacheScope; the core refuses it instead."""
+    s = McpServer("raw-resource", state_key=KEY)
+
+    @s.resource("docs://raw", name="raw", ttl_ms=5000, cache_scope="public")
+    def raw(ctx):
+        ask = elicit_form("OK?", OK_SCHEMA)
+        return InputRequiredResult(input_requests={"ok": ask})
+
+    reply = run(s, request("resources/read", {"uri": "docs://raw"}, capabilities=FORM))
+    assert error(reply)["code"] == -32603
+
+
+def test_elic_5_a_hand_built_form_outside_the_subset_never_leaves_the_server(server):
+    """ELIC-5 (KIT): the form-subset check runs where every input request leaves the server,
+    so an ElicitRequest built by hand with a nested object schema is refused (-32603)."""
+    reply = run(server, request("tools/call", {"name": "nested_form"}, capabilities=FORM))
+    assert error(reply)["code"] == -32603
+
+
+def test_elic_4_enum_values_must_be_strings_wherever_the_form_was_built():
+    """ELIC-4: enum values and consts are strings. A form with a number enum is outside the
+    subset: elicit_form refuses it, and so does the core for a hand-built request."""
+    from mrtr_kit.protocol.elicitation import SchemaOutsideSubset
+
+    schema = {"type": "object", "properties": {"n": {"type": "string", "enum": [1, 2]}}}
+    with pytest.raises(SchemaOutsideSubset, match="ELIC-4"):
+        elicit_form("Pick", schema)
+    s = McpServer("enum", state_key=KEY)
+
+    @s.tool(description="t")
+    def t(ctx):
+        form = ElicitRequestFormParams(message="Pick", requested_schema=schema)
+        return ctx.input_required({"n": ElicitRequest(params=form)})
+
+    assert error(run(s, request("tools/call", {"name": "t"}, capabilities=FORM)))["code"] == -32603
+
+
+def test_elic_4_multi_select_answers_must_be_string_arrays():
+    """ELIC-4: a multi-select answer is an array of strings from the options; numbers or
+    unknown options are not usable content."""
+    s = McpServer("multi", state_key=KEY)
+    tags = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        },
+        "required": ["tags"],
+    }
+
+    @s.tool(description="t")
+    def t(ctx):
+        answer = ctx.form("tags", tags)
+        if answer is None or not answer.accepted:
+            return ctx.input_required({"tags": elicit_form("Tags?", tags)})
+        return ",".join(answer.content["tags"])
+
+    def send(content):
+        params = {"name": "t", "inputResponses": {"tags": {"action": "accept", "content": content}}}
+        return run(s, request("tools/call", params, capabilities=FORM))
+
+    assert result(send({"tags": ["a", "b"]}))["content"][0]["text"] == "a,b"
+    assert result(send({"tags": ["a", "c"]}))["resultType"] == "input_required"
+    assert error(send({"tags": [1, 2]}))["code"] == -32602  # not an ElicitResult at all
+
+
+@pytest.mark.parametrize(
+    ("caps", "required"),
+    [
+        ({"roots": {}}, {"elicitation": {"url": {}}}),  # was gated as if it were roots/list
+        ({"elicitation": {"form": {}}}, {"elicitation": {"url": {}}}),
+        ({"elicitation": {}}, {"elicitation": {"url": {}}}),
+    ],
+)
+def test_elic_2_mrtr_s7_plain_dict_requests_are_gated_by_their_real_kind(server, caps, required):
+    """ELIC-2 / MRTR-S7: a URL-mode request written as a plain dict is gated as URL-mode
+    elicitation; a client that declared only roots or form mode gets -32021."""
+    msg = request("tools/call", {"name": "dict_requests", "arguments": {}}, capabilities=caps)
+    reply = run(server, msg)
+    assert reply.http_status == 400
+    assert error(reply)["data"] == {"requiredCapabilities": required}
+
+
+def test_elic_2_the_declared_mode_is_sent_and_a_non_input_request_is_a_handler_bug(server):
+    """ELIC-2: a plain-dict form request goes out to a form client; MRTR-S2b: a dict that is
+    no input request at all (``ping``) is a handler bug, -32603."""
+    form = request("tools/call", {"name": "dict_requests", "arguments": {"kind": "form"}})
+    form["params"]["_meta"] = meta(FORM)
+    res = result(run(server, form))
+    assert res["inputRequests"]["k"]["params"]["requestedSchema"] == NAME_SCHEMA
+    bogus = request("tools/call", {"name": "dict_requests", "arguments": {"kind": "bogus"}})
+    assert error(run(server, bogus))["code"] == -32603
+
+
+def test_cap_2_err_1_missing_capabilities_are_named_all_at_once(server):
+    """CAP-2 / ERR-1: -32021 names everything the request needs in one go (sampling.tools,
+    sampling.context and elicitation.url here), so the client needs no second failed round."""
+    reply = run(server, request("tools/call", {"name": "needs_everything"}, capabilities={}))
+    assert error(reply)["data"] == {
+        "requiredCapabilities": {
+            "sampling": {"tools": {}, "context": {}},
+            "elicitation": {"url": {}},
+        }
+    }
+    some = {"sampling": {"tools": {}}, "elicitation": {"url": {}}}
+    reply = run(server, request("tools/call", {"name": "needs_everything"}, capabilities=some))
+    assert error(reply)["data"] == {"requiredCapabilities": {"sampling": {"context": {}}}}
+
+
+def test_elic_6_an_answer_action_outside_accept_decline_cancel_is_invalid_params(server):
+    """ELIC-6: action is accept, decline or cancel; anything else is -32602 naming the key."""
+    for action in ("ACCEPT", "ok", "dismiss", None):
+        msg = request(
+            "tools/call",
+            {"name": "greet", "inputResponses": {"user_name": {"action": action}}},
+            capabilities=FORM,
+        )
+        err = error(run(server, msg))
+        assert err["code"] == -32602 and "user_name" in err["message"], action

@@ -11,6 +11,8 @@ from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 
+FORM_CAPS = {"elicitation": {"form": {}}}
+
 
 @pytest.fixture
 def server() -> McpServer:
@@ -294,3 +296,259 @@ def test_plain_resource_results_carry_their_registered_mime_type():
     assert t == {"uri": "docs://text", "text": "# hi", "mimeType": "text/markdown"}
     b = result(run(s, request("resources/read", {"uri": "docs://blob"})))["contents"][0]
     assert b == {"uri": "docs://blob", "blob": "iVBORw==", "mimeType": "image/png"}
+
+
+# --- issue 8: a dict handed to McpServer.handle directly is decoded by nobody -----------------
+# The HTTP edge refuses NaN, Infinity and lone surrogates while decoding, but a notebook calls
+# ``McpServer.handle(dict)`` itself, so the core must answer them on its own: -32602 for a bad
+# value inside params, -32600 for an id or method it cannot echo; never -32603.
+
+NOT_JSON = [float("nan"), float("inf"), float("-inf"), "\ud800", "ok \udfff", {"\ud800": 1}]
+
+
+@pytest.mark.parametrize("bad", NOT_JSON, ids=repr)
+def test_mrtr_e2_arguments_that_are_not_json_are_invalid_params(server, bad):
+    """MRTR-E2: arguments holding NaN, +-Infinity (1e400 decodes to it) or a lone surrogate
+    are schema-invalid params: -32602, not -32603 from the request digest."""
+    for msg in [
+        request("tools/call", {"name": "hi", "arguments": {"x": bad}}),
+        request("tools/call", {"name": "hi", "arguments": {"deep": [{"x": bad}]}}),
+        request("tools/call", {"name": "hi", "inputResponses": {"k": {"action": bad}}}),
+        request("prompts/get", {"name": "topic", "arguments": {"topic": bad}}),
+        request("resources/read", {"uri": "docs://a", "requestState": bad}),
+        request("tools/list", {"cursor": bad}),
+    ]:
+        err = error(run(server, msg))
+        assert err["code"] == -32602, (msg, err)
+        # The message names where, but never echoes the value it could not encode.
+        err["message"].encode("utf-8")
+
+
+def test_mrtr_e2_meta_that_is_not_json_is_invalid_params(server):
+    """MRTR-E2 / CORE-11: a progressToken or clientInfo the server could not echo is refused
+    before any handler runs (a progress notification would carry it back)."""
+    for extra in (
+        {"progressToken": "\ud800"},
+        {c.META_CLIENT_INFO: {"name": "\udfff", "version": "1"}},
+        {"com.example/x": float("nan")},
+    ):
+        err = error(run(server, request("tools/call", {"name": "hi", "_meta": meta(**extra)})))
+        assert err["code"] == -32602, extra
+
+
+def test_core_2_an_id_or_method_that_cannot_be_echoed_is_invalid_request(server):
+    """CORE-2 / §2.1: an id holding a lone surrogate cannot be echoed, so the error omits it;
+    a method name holding one is not a method: both -32600, HTTP 400."""
+    msg = request("tools/call", {"name": "hi"})
+    for bad in (dict(msg, id="\ud800"), dict(msg, method="tools/\udfff")):
+        reply = run(server, bad)
+        assert reply.http_status == 400 and error(reply)["code"] == -32600, bad
+        assert "id" not in reply.body or reply.body["id"] == msg["id"]
+
+
+def test_mrtr_e2_values_python_can_hold_but_json_cannot_are_invalid_params(server):
+    """MRTR-E2: a notebook may pass Python objects JSON has no word for; they are bad params."""
+    for bad in ({1: "int key"}, b"bytes", {1, 2}, object()):
+        err = error(run(server, request("tools/call", {"name": "hi", "arguments": {"x": bad}})))
+        assert err["code"] == -32602, bad
+
+
+def test_mrtr_e2_nesting_beyond_the_limit_is_invalid_params_not_a_crash(server):
+    """MRTR-E2: arguments nested far deeper than any real request (and than Python's
+    recursion limit) are refused with -32602 instead of raising RecursionError."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    err = error(run(server, request("tools/call", {"name": "hi", "arguments": {"x": deep}})))
+    assert err["code"] == -32602 and "deep" in err["message"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"ref": {"type": "ref/prompt", "name": ["topic"]}, "argument": {"name": "a", "value": ""}},
+        {"ref": {"type": "ref/prompt", "name": {"x": 1}}, "argument": {"name": "a", "value": ""}},
+        {"ref": {"type": "ref/prompt", "name": "topic"}, "argument": {"name": ["a"], "value": ""}},
+        {"ref": {"type": "ref/prompt", "name": "topic"}, "argument": {"name": "a", "value": 5}},
+        {"ref": {"type": "ref/nothing"}, "argument": {"name": "a", "value": ""}},
+        {"ref": "topic", "argument": {"name": "a", "value": ""}},
+        {"ref": {"type": "ref/resource", "uri": 7}, "argument": {"name": "a", "value": ""}},
+    ],
+)
+def test_mrtr_e2_completion_with_malformed_ref_or_argument_is_invalid_params(params):
+    """MRTR-E2: completion/complete params that do not match the schema (a non-string
+    ref.name, an unknown ref type, a non-string argument) -> -32602, not -32603."""
+    s = McpServer("completer", state_key=b"c" * 32)
+
+    @s.prompt(description="p", arguments=[{"name": "a"}], completions={"a": ["alpha"]})
+    def p(ctx):
+        return "p"
+
+    err = error(run(s, request("completion/complete", {**params})))
+    assert err["code"] == -32602, params
+    ok = {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "al"}}
+    assert result(run(s, request("completion/complete", ok)))["completion"]["values"] == ["alpha"]
+
+
+# --- CACHE-3, CACHE-5, CACHE-7 on the server ------------------------------------------------
+
+
+def test_cache_5_server_never_sends_a_negative_ttl():
+    """CACHE-5: a server MUST send ttlMs >= 0. A negative TTL is refused where it is
+    configured (server, resource, template), and a handler returning one is a bug (-32603)."""
+    with pytest.raises(ValueError, match="ttl"):
+        McpServer("neg", state_key=b"n" * 32, list_ttl_ms=-1)
+    s = McpServer("neg", state_key=b"n" * 32)
+    with pytest.raises(ValueError, match="ttl"):
+        s.resource("docs://x", name="x", ttl_ms=-5)(lambda ctx: "x")
+    with pytest.raises(ValueError, match="ttl"):
+        s.resource_template("docs://{id}", name="t", ttl_ms=-1)(lambda ctx: "t")
+    with pytest.raises(ValueError, match="cache_scope"):
+        s.resource("docs://y", name="y", cache_scope="shared")(lambda ctx: "y")
+
+    @s.resource("docs://handler-says", name="h")
+    def handler_says(ctx):
+        return {"contents": [{"uri": "docs://handler-says", "text": "h"}], "ttlMs": -1000}
+
+    @s.resource("docs://bool-ttl", name="b")
+    def bool_ttl(ctx):
+        return {"contents": [{"uri": "docs://bool-ttl", "text": "b"}], "ttlMs": True}
+
+    @s.resource("docs://bad-scope", name="s")
+    def bad_scope(ctx):
+        return {"contents": [{"uri": "docs://bad-scope", "text": "s"}], "cacheScope": "world"}
+
+    for uri in ("docs://handler-says", "docs://bool-ttl", "docs://bad-scope"):
+        err = error(run(s, request("resources/read", {"uri": uri})))
+        assert err == {"code": -32603, "message": "Internal error"}, uri
+
+
+def test_cache_3_a_retried_read_is_uncacheable_even_if_the_handler_says_otherwise():
+    """CACHE-3 (KIT): a resources/read completed by a retry gets ttlMs 0 / private, even when
+    its handler returned its own long-lived public hints."""
+    s = McpServer("retry-cache", state_key=b"r" * 32)
+
+    @s.resource("docs://r", name="r", ttl_ms=5000, cache_scope="public")
+    def r(ctx):
+        if ctx.elicitation("ok") is None:
+            schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+            return ctx.input_required({"ok": elicit_form("OK?", schema)})
+        contents = [{"uri": "docs://r", "text": "r"}]
+        return {"contents": contents, "ttlMs": 600_000, "cacheScope": "public"}
+
+    answers = {"ok": {"action": "accept", "content": {"ok": True}}}
+    msg = request(
+        "resources/read", {"uri": "docs://r", "inputResponses": answers}, capabilities=FORM_CAPS
+    )
+    done = result(run(s, msg))
+    assert (done["ttlMs"], done["cacheScope"]) == (0, "private")
+
+
+def test_cache_6_cache_hints_on_a_tool_result_are_a_handler_bug():
+    """CACHE-6 / CACHE-2: tools/call and prompts/get results are never cacheable, so a handler
+    putting ttlMs or cacheScope on one is a bug (-32603), not something to pass on."""
+    s = McpServer("tool-cache", state_key=b"t" * 32)
+
+    @s.tool(description="t")
+    def t(ctx):
+        return {"content": [{"type": "text", "text": "t"}], "ttlMs": 1000}
+
+    @s.prompt(description="p")
+    def p(ctx):
+        return {"messages": [], "cacheScope": "public"}
+
+    assert error(run(s, request("tools/call", {"name": "t"})))["code"] == -32603
+    assert error(run(s, request("prompts/get", {"name": "p"})))["code"] == -32603
+
+
+def test_cache_7_every_list_is_one_page_with_one_scope_that_no_access_control_relies_on(server):
+    """CACHE-7: every page of one list has the same cacheScope. The kit serves each list in
+    one page (a cursor is -32602), and what it lists does not depend on who asks, so
+    ``public`` is truthful and nothing relies on the scope for access control."""
+    for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list"):
+        pages = [result(run(server, request(method), principal=p)) for p in (None, "a", "b")]
+        assert all(page["cacheScope"] == "public" for page in pages), method
+        assert all("nextCursor" not in page for page in pages), method
+        bodies = [{k: v for k, v in page.items() if k != "_meta"} for page in pages]
+        assert bodies[0] == bodies[1] == bodies[2], method
+        err = error(run(server, request(method, {"cursor": "page-2"})))
+        assert err["code"] == -32602, method
+
+
+# --- HTTP-13 / HTTP-14: x-mcp-header annotations at tool registration ------------------------
+
+
+def _tool_with(schema):
+    s = McpServer("headers", state_key=b"h" * 32)
+    return s, s.tool("t", description="t", input_schema=schema)(lambda ctx: "t")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        # nested under properties: valid for clients (HTTP-13), so they would send the header,
+        # but the server's header check compares top-level arguments only (HTTP-14)
+        {
+            "type": "object",
+            "properties": {
+                "target": {
+                    "type": "object",
+                    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                }
+            },
+        },
+        # not reachable through properties alone: every client drops the tool (HTTP-13)
+        {
+            "type": "object",
+            "properties": {
+                "regions": {
+                    "type": "array",
+                    "items": {"type": "string", "x-mcp-header": "Region"},
+                }
+            },
+        },
+        {
+            "type": "object",
+            "properties": {"r": {"anyOf": [{"type": "string", "x-mcp-header": "Region"}]}},
+        },
+        {
+            "type": "object",
+            "$defs": {"r": {"type": "string", "x-mcp-header": "Region"}},
+            "properties": {"r": {"$ref": "#/$defs/r"}},
+        },
+        {
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "x-mcp-header": "Zone"},
+                "b": {
+                    "type": "object",
+                    "properties": {"c": {"type": "string", "x-mcp-header": "zone"}},
+                },
+            },
+        },
+        {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+        {"type": "object", "properties": {"n": {"type": "string", "x-mcp-header": "a b"}}},
+    ],
+)
+def test_http_13_14_annotations_the_server_cannot_enforce_are_refused_at_registration(schema):
+    """HTTP-13 / HTTP-14: every x-mcp-header annotation a tool registers is one the server
+    validates against its header. Annotations a client must drop (under items/anyOf/$ref,
+    duplicate names at any depth, a number type, a non-token name) and nested ones the
+    adapter cannot compare are refused when the tool is registered, never served unchecked."""
+    with pytest.raises(ValueError, match="x-mcp-header"):
+        _tool_with(schema)
+
+
+def test_http_14_top_level_annotations_are_reported_for_the_header_check():
+    """HTTP-14: the adapter learns each annotated argument and its type from the core."""
+    s, _ = _tool_with(
+        {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "n": {"type": "integer", "x-mcp-header": "Count"},
+                "plain": {"type": "string"},
+            },
+        }
+    )
+    assert s.tool_header_params("t") == {"Region": ("region", "string"), "Count": ("n", "integer")}

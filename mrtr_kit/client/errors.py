@@ -128,5 +128,10 @@ class ToolRejected(McpClientError):
         self.reason = reason
 
 
+class NotJson(McpClientError, ValueError):
+    """A request holds a value no JSON text can carry (NaN, Infinity, bytes, ...): it is
+    refused here rather than sent as something that is not JSON (CORE-1)."""
+
+
 class HeaderValueError(McpClientError, ValueError):
     """A tool argument cannot be mirrored into its ``Mcp-Param-*`` header (HTTP-9, HTTP-13)."""

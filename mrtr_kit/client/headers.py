@@ -17,41 +17,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol import constants as c
+
+# HTTP-13's validity rules are shared with the server, which refuses to register what a client
+# would drop; they are re-exported here, where the client's API has always had them.
+from ..protocol.param_headers import (
+    HeaderMap,
+    InvalidHeaderAnnotation,
+    PropertyPath,
+    header_annotations,
+)
 from .errors import HeaderValueError
 
 log = logging.getLogger("mrtr_kit.client")
 
-# A property path from the schema root, e.g. ("region",) or ("target", "region").
-PropertyPath = tuple[str, ...]
-# What a valid tool's annotations give: property path -> header suffix (``Mcp-Param-<suffix>``).
-HeaderMap = dict[PropertyPath, str]
-
 _SENTINEL_START, _SENTINEL_END = "=?base64?", "?="
-_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_HEADER_TYPES = ("string", "integer", "boolean")
 MAX_SAFE_INTEGER = 2**53 - 1  # HTTP-13: integers must survive a JavaScript number
-# JSON Schema keywords whose values are subschemas. An annotation found under any of them is
-# not reachable "purely through properties" (HTTP-13). Data keywords (default, const, enum,
-# examples) are never walked: a key named x-mcp-header inside data is not an annotation.
-_SUBSCHEMA_KEYWORDS = frozenset(
-    [
-        "items",
-        "prefixItems",
-        "contains",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "propertyNames",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
-    ]
-)
-_SUBSCHEMA_MAPS = frozenset(["$defs", "definitions", "patternProperties", "dependentSchemas"])
 
 
 # --- HTTP-9: value encoding ---------------------------------------------------------------
@@ -80,7 +60,11 @@ def encode_header_value(value: str) -> str:
     """
     if _is_plain(value) and not _looks_encoded(value):
         return value
-    return _SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SENTINEL_END
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise HeaderValueError(f"{value!r} holds a lone surrogate: it has no UTF-8 form") from None
+    return _SENTINEL_START + base64.b64encode(raw).decode("ascii") + _SENTINEL_END
 
 
 def param_header_value(value: Any) -> str | None:
@@ -104,85 +88,6 @@ def param_header_value(value: Any) -> str | None:
         f"a {type(value).__name__} cannot go into an Mcp-Param header; "
         "only strings, integers and booleans can (HTTP-9)"
     )
-
-
-# --- HTTP-13: which x-mcp-header annotations are valid ----------------------------------
-
-
-class InvalidHeaderAnnotation(ValueError):
-    """A tool's ``x-mcp-header`` annotation breaks HTTP-13; ``str(exc)`` is the reason."""
-
-
-def _check_header_name(name: Any, where: str) -> str:
-    if not isinstance(name, str) or name == "":
-        raise InvalidHeaderAnnotation(f"{where}: x-mcp-header must be a non-empty string")
-    bad = [ch for ch in name if ch not in _TCHAR]
-    if bad:
-        raise InvalidHeaderAnnotation(
-            f"{where}: x-mcp-header {name!r} is not an HTTP token (bad character {bad[0]!r})"
-        )
-    return name
-
-
-Found = list[tuple[PropertyPath | None, dict[str, Any]]]
-
-
-def _walk(schema: Any, path: PropertyPath | None, found: Found) -> None:
-    """Collect every annotated subschema with its property path; the path is ``None`` once
-    the walk has gone through any keyword other than ``properties``."""
-    if isinstance(schema, list):
-        for item in schema:
-            _walk(item, None, found)
-        return
-    if not isinstance(schema, dict):
-        return
-    if "x-mcp-header" in schema:
-        found.append((path, schema))
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            for prop, sub in value.items():
-                _walk(sub, (*path, prop) if path is not None else None, found)
-        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
-            for sub in value.values():
-                _walk(sub, None, found)
-        elif key in _SUBSCHEMA_KEYWORDS:
-            _walk(value, None, found)
-
-
-def header_annotations(input_schema: Any) -> HeaderMap:
-    """Property path -> header suffix for every ``x-mcp-header`` in a tool's ``inputSchema``.
-
-    Raises ``InvalidHeaderAnnotation`` when any annotation breaks HTTP-13: empty or not an
-    RFC 9110 token (which also excludes space, ``:``, CR/LF, control and non-ASCII
-    characters); a case-insensitive duplicate; on a type other than string, integer or
-    boolean (``number`` is rejected, as the conformance suite requires, CONFORMANCE §2.1);
-    or not reachable from the root through ``properties`` alone.
-    """
-    found: Found = []
-    _walk(input_schema, (), found)
-    result: HeaderMap = {}
-    seen: dict[str, PropertyPath] = {}
-    for path, prop in found:
-        if not path:  # None (under items, anyOf, $ref target, ...) or the root itself
-            raise InvalidHeaderAnnotation(
-                "x-mcp-header must sit on a property reachable from the root through "
-                "'properties' only"
-            )
-        where = "property " + ".".join(path)
-        name = _check_header_name(prop["x-mcp-header"], where)
-        kind = prop.get("type")
-        if kind not in _HEADER_TYPES:
-            raise InvalidHeaderAnnotation(
-                f"{where}: x-mcp-header on type {kind!r}; only string, integer or boolean"
-            )
-        if name.lower() in seen:
-            raise InvalidHeaderAnnotation(
-                f"{where}: x-mcp-header {name!r} duplicates one on property "
-                f"{'.'.join(seen[name.lower()])} (names are case-insensitive)"
-            )
-        seen[name.lower()] = path
-        result[path] = name
-    return result
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ This module is where the client rules of 2026-07-28 live, each in one place:
   an answer for every requested key and nothing else (MRTR-C1, MRTR-C6), ``requestState``
   echoed untouched or left out (MRTR-C2), state private to the call (MRTR-C4), a round
   limit (MRTR-C7); decline/cancel are ordinary answers (MRTR-C8);
-* what may be cached (MRTR-C9) — ``may_cache``; version negotiation (VER-2) —
-  ``choose_version``.
+* what may be cached (MRTR-C9) — ``may_cache``; under which key and for how long
+  (CACHE-4, CACHE-5) — ``ResultCache``; version negotiation (VER-2) — ``choose_version``;
+* the bytes of a request: UTF-8 JSON (CORE-1), a received string echoed exactly even when it
+  is not valid Unicode (MRTR-C2) — ``encode_request``.
 
 A transport (``session.McpClient``, or a notebook cell) moves the dicts this module builds.
 """
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -36,6 +40,7 @@ from .errors import (
     InvalidAnswers,
     McpRemoteError,
     NoMutualVersion,
+    NotJson,
     ProtocolViolation,
     TooManyRounds,
 )
@@ -467,3 +472,94 @@ def state_only_delay(consecutive: int, *, base_s: float = 0.05, cap_s: float = 2
     if consecutive < 1:
         return 0.0
     return min(cap_s, base_s * 2 ** (consecutive - 1))
+
+
+def encode_request(request: Mapping[str, Any]) -> bytes:
+    """The request as UTF-8 JSON bytes (CORE-1).
+
+    Text goes out as UTF-8. A string holding a lone surrogate (a server may send a
+    ``requestState`` like ``"\\ud800"``) has no UTF-8 form, yet MRTR-C2 says echo it exactly:
+    then the whole body is written with ``\\uXXXX`` escapes, which carry the same string in
+    plain ASCII. NaN, Infinity and non-JSON values raise ``NotJson``.
+    """
+    try:
+        text = json.dumps(request, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise NotJson(f"{request.get('method')}: the request is not JSON: {exc}") from None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(request, ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+# --- what a caching client would keep (CACHE-1..7) ------------------------------------------
+
+
+CacheKey = tuple[str, str, str | None]
+
+
+def cache_key(request: Mapping[str, Any]) -> CacheKey | None:
+    """CACHE-4: the key of a cacheable request: its method plus the params that change the
+    result (``uri`` for ``resources/read``, ``cursor`` for a list page; ``server/discover``
+    has none). Ids, ``_meta`` and anything else are not part of it. None for a request whose
+    result may never be cached (CACHE-6, or one carrying MRTR inputs, CACHE-3)."""
+    method = request.get("method")
+    params = request.get("params") or {}
+    if method not in c.CACHEABLE_METHODS:
+        return None
+    if "inputResponses" in params or "requestState" in params:
+        return None
+    if method == "resources/read":
+        return (method, "uri", str(params.get("uri")))
+    cursor = params.get("cursor")  # None (the first page) is a key of its own, apart from ""
+    return (method, "cursor", None if cursor is None else str(cursor))
+
+
+def fresh_for_ms(result: Mapping[str, Any]) -> int:
+    """CACHE-5: how long a result stays fresh, read defensively: ``ttlMs`` absent, not a whole
+    number, or negative all count as 0 (stale at once)."""
+    ttl = result.get("ttlMs")
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl < 0:
+        return 0
+    return ttl
+
+
+class ResultCache:
+    """A sans-IO result cache for one client (one authorisation context, so ``private``
+    results may be reused too; CACHE-1). ``now`` is injectable; milliseconds, monotonic.
+
+    Keeps only what ``may_cache`` allows (MRTR-C9), under ``cache_key`` (CACHE-4), and serves
+    an entry only while ``now < received + ttlMs`` (CACHE-5). ``McpClient(cache=...)`` uses it
+    for plain requests; the kit's client caches nothing unless given one.
+    """
+
+    def __init__(self, now: Callable[[], float] | None = None) -> None:
+        self._now = now or (lambda: time.monotonic() * 1000)
+        self._entries: dict[CacheKey, tuple[float, dict[str, Any]]] = {}
+
+    def store(self, request: Mapping[str, Any], outcome: Outcome) -> bool:
+        """Keep ``outcome`` if a cache may; True when kept."""
+        key = cache_key(request)
+        if key is None or not may_cache(request, outcome):
+            return False
+        ttl = fresh_for_ms(outcome.result)
+        if ttl == 0:
+            self._entries.pop(key, None)
+            return False
+        self._entries[key] = (self._now() + ttl, copy.deepcopy(outcome.result))
+        return True
+
+    def lookup(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A fresh result stored for this very method and params, else None."""
+        key = cache_key(request)
+        if key is None or key not in self._entries:
+            return None
+        fresh_until, result = self._entries[key]
+        if self._now() >= fresh_until:
+            del self._entries[key]
+            return None
+        return copy.deepcopy(result)
+
+    def clear(self) -> None:
+        """Forget everything (e.g. on a list_changed notification, CACHE-5)."""
+        self._entries.clear()

@@ -14,10 +14,12 @@ Two ways to run an MRTR call:
 
 Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for display.
 
-Caching (MRTR-C9): the session caches no results at all, so it can never serve a result
-obtained with ``inputResponses``/``requestState``. It only remembers, from the latest
-``tools/list``, each tool's ``x-mcp-header`` map, needed to send ``Mcp-Param-*`` headers
-(HTTP-12); ``TraceRecord.cacheable`` shows what a caching client would be allowed to keep.
+Caching (MRTR-C9): by default the session caches no results at all, so it can never serve a
+result obtained with ``inputResponses``/``requestState``; ``TraceRecord.cacheable`` shows what a
+caching client would be allowed to keep. Pass ``cache=ResultCache()`` to reuse fresh results of
+plain requests (lists, discover) by the rules of ``rounds.ResultCache`` (CACHE-4, CACHE-5); MRTR
+calls never go through it. The session also remembers, from the latest ``tools/list``, each
+tool's ``x-mcp-header`` map, needed to send ``Mcp-Param-*`` headers (HTTP-12).
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ from .rounds import (
     NeedsInput,
     Outcome,
     RequestFactory,
+    ResultCache,
     choose_version,
+    encode_request,
     interpret_result,
     may_cache,
     result_of,
@@ -130,6 +134,7 @@ class McpClient:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         state_only_backoff_s: float = 0.05,
         headers: Mapping[str, str] | None = None,
+        cache: ResultCache | None = None,
     ) -> None:
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
@@ -147,6 +152,7 @@ class McpClient:
         self.max_rounds = max_rounds
         self.state_only_backoff_s = state_only_backoff_s
         self.on_notification = on_notification
+        self.cache = cache
         self.trace: list[TraceRecord] = []
         self.tools: dict[str, dict[str, Any]] = {}  # the usable tools of the latest tools/list
         self.rejected_tools: dict[str, RejectedTool] = {}  # dropped by HTTP-13
@@ -227,14 +233,19 @@ class McpClient:
         def build() -> dict[str, Any]:
             return self._factory.request(method, params, meta)
 
+        first = build()
+        if self.cache is not None and (hit := self.cache.lookup(first)) is not None:
+            return hit  # CACHE-4/5: the same method and params, still fresh
         response, status, request = await self._roundtrip(
-            build(),
+            first,
             build,
             number=number,
             round_no=1,
         )
         outcome = interpret_result(method, result_of(response, http_status=status))
         self._note_cacheable(request, outcome)
+        if self.cache is not None:
+            self.cache.store(request, outcome)
         return outcome.result
 
     async def discover(self) -> dict[str, Any]:
@@ -471,6 +482,7 @@ class McpClient:
         round_no: int,
     ) -> tuple[dict[str, Any], int]:
         headers = {**BASE_HEADERS, **self.extra_headers, **request_headers(request, header_map)}
+        body = encode_request(request)  # CORE-1; a NotJson request is never sent
         record = TraceRecord(
             call=number,
             round=round_no,
@@ -479,7 +491,6 @@ class McpClient:
             headers=headers,
         )
         self.trace.append(record)
-        body = json.dumps(request, ensure_ascii=False).encode("utf-8")  # CORE-1
         try:
             async with self._http.stream("POST", self.url, content=body, headers=headers) as resp:
                 record.http_status = resp.status_code

@@ -13,15 +13,24 @@ tool, these arguments and this principal, so a client cannot edit the party size
 state against another restaurant (MRTR-S4, MRTR-S5, SEC-5).
 
 The one side effect (the booking) happens after the last answer (MIG-3). Integrity does not
-stop a client from sending round 3 twice, so before booking the handler spends the round-3
-state in the server's ledger with ``ctx.redeem_once()``: a replay is then refused like a forged
-state (MRTR-S5d, SEC-7). The price: a client whose round-3 response got lost cannot ask again
-for the booking reference. Where that matters, make the step idempotent instead — key it by a
-nonce carried in the state and answer a replay with the booking it already made.
+stop a client from sending round 3 twice, so the handler makes sure it books once. Two designs,
+chosen with ``register(..., idempotent=...)``:
+
+* **single use** (the default): before booking, the handler spends the round-3 state in the
+  server's ledger with ``ctx.redeem_once()``; a replay is refused like a forged state
+  (MRTR-S5d, SEC-7). The price: a client whose round-3 response was lost, and which sends the
+  same request again (HTTP-26), gets an error, and never learns its booking reference.
+* **idempotent**: round 2 puts a random nonce in the state it seals; round 3 books under that
+  nonce, once (``ReservationBook.book_once``), and answers any repeat of itself with the booking
+  it already made. The same retry gets the same reference; a new conversation gets a new nonce
+  and is a new booking. The client cannot choose or change the nonce: it is inside the sealed
+  state (MRTR-S4a). The nonce store must be shared by every instance that may serve the retry,
+  and keep each nonce at least as long as a state can be accepted (TTL plus clock skew).
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +81,28 @@ class ReservationBook:
 
     def __init__(self) -> None:
         self.bookings: list[Booking] = []
+        self._by_nonce: dict[str, Booking] = {}
 
     def book(self, restaurant: str, party: int, when: str) -> Booking:
         booking = Booking(f"BK-{len(self.bookings) + 1:04d}", restaurant, party, when)
         self.bookings.append(booking)
         return booking
+
+    def book_once(self, nonce: str, restaurant: str, party: int, when: str) -> Booking:
+        """Book under ``nonce`` the first time; return that same booking on every later call.
+
+        Check and record happen in one step (no ``await`` between them), so of concurrent
+        calls with one nonce exactly one books.
+        """
+        earlier = self._by_nonce.get(nonce)
+        if earlier is not None:
+            return earlier
+        booking = self.book(restaurant, party, when)
+        self._by_nonce[nonce] = booking
+        return booking
+
+    def booked_under(self, nonce: str) -> Booking | None:
+        return self._by_nonce.get(nonce)
 
 
 def ask_details(restaurant: str, why: str | None = None) -> ElicitRequest:
@@ -88,8 +114,16 @@ def ask_confirm(restaurant: str, state: dict[str, Any]) -> ElicitRequest:
     return elicit_form(f"Book {restaurant} for {state['party']} on {state['when']}?", CONFIRM_FORM)
 
 
-def make_book_table(book: ReservationBook) -> Any:
-    """The handler, closed over the reservation book it writes to."""
+def booked_text(booking: Booking) -> str:
+    return (
+        f"Booked {booking.restaurant} for {booking.party} on {booking.when} "
+        f"(reference {booking.reference})."
+    )
+
+
+def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
+    """The handler, closed over the reservation book it writes to; ``idempotent`` picks how
+    a repeated final round is answered (see the module's docstring)."""
 
     async def book_table(ctx: RequestContext) -> Any:
         restaurant = ctx.arguments["restaurant"]
@@ -109,39 +143,49 @@ def make_book_table(book: ReservationBook) -> Any:
             content = details.content or {}
             # Fold round 2's answers into the next state: round 3 will not resend them.
             state = {"step": "confirm", "party": int(content["party"]), "when": content["when"]}
+            if idempotent:  # the key of this conversation's booking, sealed with the state
+                state["nonce"] = secrets.token_urlsafe(16)
             return ctx.input_required({"confirm": ask_confirm(restaurant, state)}, state)
+
+        if idempotent:
+            earlier = book.booked_under(state["nonce"])
+            if earlier is not None:  # a repeat of a round 3 that booked: the same answer
+                return booked_text(earlier)
 
         confirm = ctx.elicitation("confirm")
         if confirm is None:
             return ctx.input_required({"confirm": ask_confirm(restaurant, state)}, state)
         said_yes = (
             confirm.action == "accept"
-            and not validate_content(CONFIRM_FORM, confirm.content)
+            and not validate_content(CONFIRM_FORM, confirm.content)  # ELIC-14
             and (confirm.content or {}).get("ok") is True
         )
         if not said_yes:  # declined, cancelled, "ok": false, or an unusable answer
             return f"Booking cancelled. Nothing was booked at {restaurant}."
 
-        # MIG-3: the only side effect, after the last answer, and once per state: a replay
-        # of this round is refused here with -32602 before anything is booked (MRTR-S5d).
-        await ctx.redeem_once()
-        booking = book.book(restaurant, state["party"], state["when"])
-        return (
-            f"Booked {booking.restaurant} for {booking.party} on {booking.when} "
-            f"(reference {booking.reference})."
-        )
+        # MIG-3: the only side effect, after the last answer, and once.
+        if idempotent:
+            booking = book.book_once(state["nonce"], restaurant, state["party"], state["when"])
+        else:
+            # A replay of this round is refused here with -32602 before anything is booked
+            # (MRTR-S5d).
+            await ctx.redeem_once()
+            booking = book.book(restaurant, state["party"], state["when"])
+        return booked_text(booking)
 
     return book_table
 
 
-def register(server: McpServer, book: ReservationBook | None = None) -> ReservationBook:
+def register(
+    server: McpServer, book: ReservationBook | None = None, *, idempotent: bool = False
+) -> ReservationBook:
     book = book or ReservationBook()
     server.tool(
         "book_table",
         description="Book a restaurant table: asks for party size and date, then confirms.",
         input_schema=RESTAURANT_SCHEMA,
         annotations={"destructiveHint": False, "idempotentHint": False},
-    )(make_book_table(book))
+    )(make_book_table(book, idempotent=idempotent))
     return book
 
 

@@ -18,7 +18,6 @@ import asyncio
 from typing import Any
 
 from ..protocol import errors
-from ..protocol.elicitation import validate_content
 from ..protocol.models import (
     AudioContent,
     BlobResourceContents,
@@ -99,13 +98,11 @@ def ask_name() -> ElicitRequest:
 
 
 def accepted(ctx: RequestContext, key: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The content of an accepted answer that fits ``schema``; None when there is nothing
-    usable (absent, declined, or invalid — the caller asks again). A malformed answer (not an
-    ElicitResult at all) raises -32602 inside ``ctx.elicitation`` (MRTR-E1)."""
-    answer = ctx.elicitation(key)
-    if answer is None or answer.action != "accept" or validate_content(schema, answer.content):
-        return None
-    return answer.content
+    """The checked content of an accepted answer that fits ``schema`` (ELIC-14); None when
+    there is nothing usable (absent, declined, or invalid — the caller asks again). A malformed
+    answer (not an ElicitResult at all) raises -32602 inside ``ctx.form`` (MRTR-E1)."""
+    answer = ctx.form(key, schema)
+    return answer.content if answer is not None and answer.accepted else None
 
 
 # -- carry-forward feature tools (§6) ----------------------------------------------------------
@@ -240,14 +237,14 @@ def register_mrtr_tools(server: McpServer) -> None:
     def elicitation(ctx: RequestContext) -> Any:
         # No requestState: the missing-input, extra-params and validate-input scenarios
         # retry this tool with inputResponses alone, so it must complete from them.
-        answer = ctx.elicitation("user_name")
+        answer = ctx.form("user_name", NAME_FORM)  # checked against the form (ELIC-14)
         if answer is None:  # absent or wrong key: ask again, not an error (MRTR-E4)
             return ctx.input_required({"user_name": ask_name()})
-        if answer.action != "accept":
-            return "Hello, stranger! (You chose not to give a name.)"
-        if validate_content(NAME_FORM, answer.content):  # e.g. {"name": 5}: ask again
+        if answer.problems:  # e.g. {"name": 5}: ask again
             return ctx.input_required({"user_name": ask_name()})
-        return f"Hello, {(answer.content or {})['name']}!"
+        if not answer.accepted:
+            return "Hello, stranger! (You chose not to give a name.)"
+        return f"Hello, {answer.content['name']}!"
 
     @server.tool(
         "test_input_required_result_sampling",
@@ -287,7 +284,7 @@ def register_mrtr_tools(server: McpServer) -> None:
     )
     def tampered_state(ctx: RequestContext) -> Any:
         # Every state the core mints is HMAC-signed; a modified one never reaches this
-        # handler: the core answers -32602 "Invalid requestState" (MRTR-S4a, SEC-2).
+        # handler: the core answers -32602 "Invalid requestState" (MRTR-S4a; one fixed error: KIT).
         if ctx.state is None or accepted(ctx, "confirm", CONFIRM_FORM) is None:
             confirm = elicit_form("Please confirm", CONFIRM_FORM)
             return ctx.input_required({"confirm": confirm}, state={"asked": "confirm"})

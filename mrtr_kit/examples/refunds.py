@@ -21,6 +21,18 @@ the trust is safe only because the core enforces, before a handler sees the stat
 * single use - ``ctx.redeem_once()`` spends the approval in the ledger before paying
   (MRTR-S5d).
 
+Single use is about *states*: it stops one approval being paid twice, but round 1 issues a new
+approval, with a new token id, every time it is asked. "One refund per order" is a rule about
+*orders*, so it is kept where the payouts are recorded: ``RefundDesk.pay_once`` pays under an
+idempotency key made from the order id, checking and recording the key in one step, so of any
+number of approvals for one order, redeemed one after another or at the same instant, exactly one
+pays. (In a database: a unique key on the payouts table, written in the same transaction as the
+payout; with a payment provider, its idempotency key.) Round 1 also refuses an order that was
+refunded already, but that check is for the user; two approvals can pass it before either pays.
+
+Before acting on an accepted answer, the handlers check it against the form they sent (ELIC-14):
+``{"ok": "false"}`` is a string, not a yes, and gets the question again with the problem named.
+
 ``mrtr_kit.lessons.security`` builds this server with each protection switched off in turn.
 """
 
@@ -29,9 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.elicitation import validate_content
 from ..protocol.models import CallToolResult, TextContent
 from ..server import McpServer, RequestContext
 from ..server.context import elicit_form
+from .forms import explain
 
 CONFIRM_FORM: dict[str, Any] = {
     "type": "object",
@@ -92,14 +106,37 @@ class RefundDesk:
         self.orders = {order.id: order for order in orders}
         self.admins = frozenset(admins)
         self.payouts: list[Payout] = []
+        self._by_key: dict[str, Payout] = {}  # idempotency key -> the payout made under it
 
     def orders_of(self, principal: str) -> list[Order]:
         return [o for o in self.orders.values() if o.customer == principal]
 
     def pay(self, principal: str, order_id: str, cents: int) -> Payout:
+        """Pay, with no questions asked: every call is a new payout."""
         payout = Payout(f"P-{len(self.payouts) + 1:04d}", principal, order_id, cents)
         self.payouts.append(payout)
         return payout
+
+    def pay_once(self, principal: str, order_id: str, cents: int) -> tuple[Payout, bool]:
+        """Refund ``order_id`` at most once: ``(payout, True)`` the first time; afterwards the
+        first payout and ``False``, and nothing is paid.
+
+        The key is the order, so it does not matter which approval, state or user asks. Check
+        and record happen in one step (no ``await`` between them), so of concurrent calls
+        exactly one pays. A database does the same with a unique key on the payouts table,
+        written in the same transaction as the payout.
+        """
+        key = f"refund:{order_id}"
+        earlier = self._by_key.get(key)
+        if earlier is not None:
+            return earlier, False
+        payout = self.pay(principal, order_id, cents)
+        self._by_key[key] = payout
+        return payout, True
+
+    def refund_of(self, order_id: str) -> Payout | None:
+        """The payout ``pay_once`` made for this order, if any."""
+        return self._by_key.get(f"refund:{order_id}")
 
     @property
     def paid_cents(self) -> int:
@@ -119,15 +156,41 @@ def refused(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=text)], is_error=True)
 
 
-def confirmed(ctx: RequestContext) -> bool | None:
-    """True/False for a yes/no answer to ``confirm``; None when there is none yet."""
+def already_refunded_text(payout: Payout) -> str:
+    return (
+        f"Order {payout.order_id} was refunded already ({money(payout.cents)}, payout "
+        f"{payout.reference}). Nothing more was paid."
+    )
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The answer to ``confirm``: ``yes`` is True, False or None (no usable answer yet, ask
+    again); ``problem`` says what was wrong with an accepted answer that did not fit the form."""
+
+    yes: bool | None
+    problem: str | None = None
+
+
+def confirmed(ctx: RequestContext) -> Confirmation:
     answer = ctx.elicitation("confirm")
     if answer is None:
-        return None
-    return answer.action == "accept" and bool((answer.content or {}).get("ok"))
+        return Confirmation(None)  # the answer went missing: ask again (MRTR-E4)
+    if answer.action != "accept":
+        return Confirmation(False)
+    # ELIC-14: check the answer against the schema we sent before acting on it. bool("false")
+    # is True: a client that sends the string "false" must not get a refund.
+    problems = validate_content(CONFIRM_FORM, answer.content)
+    if problems:
+        return Confirmation(None, explain(problems))
+    return Confirmation((answer.content or {})["ok"] is True)
 
 
-def make_request_refund(desk: RefundDesk, *, single_use: bool) -> Any:
+def ask_again(message: str, problem: str | None) -> Any:
+    return elicit_form(f"{problem} {message}" if problem else message, CONFIRM_FORM)
+
+
+def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bool) -> Any:
     async def request_refund(ctx: RequestContext) -> Any:
         if ctx.principal is None:
             return refused("Sign in first: refunds are paid to an authenticated user.")
@@ -137,6 +200,9 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool) -> Any:
             order = desk.orders.get(order_id)
             if order is None or order.customer != ctx.principal:
                 return refused(f"There is no order {order_id} on your account.")
+            earlier = desk.refund_of(order_id) if one_per_order else None
+            if earlier is not None:  # for the user only: pay_once is what guarantees it
+                return already_refunded_text(earlier)
             cents = refund_policy(order)
             state = {"order": order.id, "approved_cents": cents, "note": order.risk_note}
             ask = elicit_form(f"Refund {money(cents)} for {order.item} ({order.id})?", CONFIRM_FORM)
@@ -145,14 +211,19 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool) -> Any:
         # Round 2: the verified state says what round 1 approved; nothing is checked again.
         cents = ctx.state["approved_cents"]
         answer = confirmed(ctx)
-        if answer is None:  # the answer went missing: ask again, same approval (MRTR-E4)
-            ask = elicit_form(f"Refund {money(cents)} for order {order_id}?", CONFIRM_FORM)
+        if answer.yes is None:  # missing or unusable: ask again, same approval (MRTR-E4)
+            ask = ask_again(f"Refund {money(cents)} for order {order_id}?", answer.problem)
             return ctx.input_required({"confirm": ask}, ctx.state)
-        if not answer:
+        if not answer.yes:
             return f"Refund cancelled. Nothing was paid for {order_id}."
         if single_use:
             await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
-        payout = desk.pay(ctx.principal, order_id, cents)
+        if one_per_order:  # one refund per order, whichever approval asks (idempotency key)
+            payout, new = desk.pay_once(ctx.principal, order_id, cents)
+            if not new:
+                return already_refunded_text(payout)
+        else:
+            payout = desk.pay(ctx.principal, order_id, cents)
         return (
             f"Refunded {money(cents)} to {ctx.principal} for order {order_id} "
             f"(payout {payout.reference})."
@@ -173,9 +244,9 @@ def make_export_orders(desk: RefundDesk) -> Any:
             return ctx.input_required({"confirm": ask}, {"admin": admin})
 
         answer = confirmed(ctx)
-        if answer is None:
-            return ctx.input_required({"confirm": elicit_form("Export?", CONFIRM_FORM)}, ctx.state)
-        if not answer:
+        if answer.yes is None:
+            return ctx.input_required({"confirm": ask_again("Export?", answer.problem)}, ctx.state)
+        if not answer.yes:
             return "Export cancelled."
         # Round 2 trusts the admin flag round 1 put in the state (MRTR-S4a keeps it honest).
         rows = desk.orders.values() if ctx.state["admin"] else desk.orders_of(ctx.principal)
@@ -186,16 +257,22 @@ def make_export_orders(desk: RefundDesk) -> Any:
 
 
 def register(
-    server: McpServer, desk: RefundDesk | None = None, *, single_use: bool = True
+    server: McpServer,
+    desk: RefundDesk | None = None,
+    *,
+    single_use: bool = True,
+    one_per_order: bool = True,
 ) -> RefundDesk:
-    """Add both tools to ``server``; ``single_use=False`` only to show the double spend."""
+    """Add both tools to ``server``. Switch ``single_use`` (the ledger) or ``one_per_order``
+    (the idempotency key on the order) off only to show what each one stops."""
     desk = desk or RefundDesk()
     server.tool(
         "request_refund",
         description="Refund an order of yours: says how much the policy allows, then pays it.",
         input_schema=ORDER_SCHEMA,
-        annotations={"destructiveHint": False, "idempotentHint": False},
-    )(make_request_refund(desk, single_use=single_use))
+        # Repeating a call adds nothing once each order is refunded at most once.
+        annotations={"destructiveHint": False, "idempotentHint": one_per_order},
+    )(make_request_refund(desk, single_use=single_use, one_per_order=one_per_order))
     server.tool(
         "export_orders",
         description="Export your orders (an admin gets every customer's).",

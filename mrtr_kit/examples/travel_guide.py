@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from ..protocol.elicitation import validate_content
 from ..protocol.models import ElicitRequest
 from ..server import McpServer, RequestContext
 from ..server.context import elicit_form
@@ -70,14 +69,13 @@ def ask_style(city: str, why: str | None = None) -> ElicitRequest:
 
 def plan_trip(ctx: RequestContext) -> Any:
     city = ctx.arguments["city"]
-    answer = ctx.elicitation("style")
+    answer = ctx.form("style", STYLE_FORM)  # checked against the form (ELIC-14)
     if answer is None:
         return ctx.input_required({"style": ask_style(city)})
-    if answer.action == "accept":
-        problems = validate_content(STYLE_FORM, answer.content)
-        if problems:
-            return ctx.input_required({"style": ask_style(city, explain(problems))})
-        style = {**form_defaults(STYLE_FORM), **(answer.content or {})}
+    if answer.problems:  # accepted, but it does not fit: ask again, saying why (MRTR-E4)
+        return ctx.input_required({"style": ask_style(city, explain(answer.problems))})
+    if answer.accepted:
+        style = {**form_defaults(STYLE_FORM), **answer.content}
         note = ""
     else:  # declined or cancelled: the prompt is still useful with the defaults
         style = form_defaults(STYLE_FORM)
@@ -90,17 +88,20 @@ def plan_trip(ctx: RequestContext) -> Any:
     )
 
 
+def ask_units(city: str, why: str | None = None) -> ElicitRequest:
+    message = f"Which units for the {city} forecast?"
+    return elicit_form(f"{why} {message}" if why else message, UNITS_FORM)
+
+
 def read_forecast(ctx: RequestContext) -> Any:
     city = unquote(ctx.uri_params["city"])
-    answer = ctx.elicitation("units")
+    answer = ctx.form("units", UNITS_FORM)  # checked against the form (ELIC-14)
     if answer is None:
-        return ctx.input_required(
-            {"units": elicit_form(f"Which units for the {city} forecast?", UNITS_FORM)}
-        )
-    if answer.action == "accept" and not validate_content(UNITS_FORM, answer.content):
-        units = str((answer.content or {})["units"])
-    else:
-        units = "celsius"  # declined, cancelled or unusable: fall back to a sensible default
+        return ctx.input_required({"units": ask_units(city)})
+    if answer.problems:  # accepted, but not one of the units: ask again (MRTR-E4)
+        return ctx.input_required({"units": ask_units(city, explain(answer.problems))})
+    # Declined or cancelled: fall back to a sensible default.
+    units = str(answer.content["units"]) if answer.accepted else "celsius"
     days = [fake_weather.describe(city, day, units) for day in range(7)]
     return "\n".join(f"Day {n}: {line}" for n, line in enumerate(days, start=1))
 

@@ -27,7 +27,7 @@ from typing import Any
 from ..legacy import LegacyServer, LegacyToolContext, LocalSessions, SignedSessions
 from ..legacy.sessions import SessionStore
 from ..protocol import errors
-from ..protocol.elicitation import validate_content
+from ..protocol.elicitation import checked_content
 from ..protocol.models import ElicitRequest, ElicitRequestFormParams, ElicitResult
 from ..server import McpServer, RequestContext
 from ..server.context import elicit_form
@@ -70,10 +70,14 @@ def room_question(city: str, start: str, nights: int) -> str:
 
 
 def accepted(answer: ElicitResult, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer's content if the user accepted and it fits the form (ELIC-14), else None."""
-    if answer.action != "accept" or validate_content(schema, answer.content):
+    """The answer's content if the user accepted and it fits the form (ELIC-14), else None.
+
+    Only the form's own fields, checked, ``nights`` as an ``int`` even if it came as ``3.0``.
+    """
+    if answer.action != "accept":
         return None
-    return dict(answer.content or {})
+    content, problems = checked_content(schema, answer.content)
+    return None if problems else content
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,22 @@
 """Lesson: URL-mode elicitation — the user finishes a step on a web page the client never sees.
 
 ``connect_calendar`` reads a pretend calendar, which needs the user to sign in to the calendar
-provider first. A password must never travel through a form or through the client (ELIC-14),
-so the tool returns ``input_required`` with a **URL-mode** request: a link to a sign-in page
-that this same Starlette app serves on loopback. The flow (ELIC-9, ELIC-11):
+provider first. A password must never travel through a form (ELIC-14) nor through the client
+(ELIC-13), so the tool returns ``input_required`` with a **URL-mode** request: a link to a
+sign-in page that this same Starlette app serves on loopback. The flow (ELIC-9, ELIC-11):
 
 1. round 1 — the server opens a pending sign-in under a random id, puts the link in a URL-mode
    request and the id in ``requestState`` (the spec has no ``elicitationId`` any more);
-2. the user opens the link in their browser and signs in there; the page records completion
-   in the server's store under that id. The client sees none of it;
-3. the client retries with ``{"action": "accept"}`` ("I went there", not "it is done"); the
-   server looks the id up: finished -> the calendar; not yet -> the same link again.
+2. the client shows the full link and asks the user; once the user agrees to go, the client
+   opens the page and retries **at once** with ``{"action": "accept"}``. ``accept`` means
+   "the user agreed to go", not "it is done";
+3. the user signs in on the page; the page records completion in the server's store under
+   that id. The client sees none of it;
+4. the retry looks the id up. The server may block a while (ELIC-9): this example waits up to
+   ``wait_s`` seconds (``SIGNIN_WAIT_S``, a KIT choice kept well under the kit client's 30 s
+   HTTP timeout) for the sign-in to finish, then completes — or, if it is still not done,
+   answers ``input_required`` again with the same link, and the client may retry by hand
+   (ELIC-10).
 
 Decline and cancel end the call politely (ELIC-8). The id in the URL is unguessable and names
 no user (ELIC-12: no credentials or personal data in URLs); the state that carries it is
@@ -30,6 +36,7 @@ only the MCP server (for ``EXAMPLES``); its links then point at ``DEFAULT_PUBLIC
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 import secrets
@@ -55,6 +62,8 @@ from ..server.http import create_app
 
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8765"
 SIGNIN_TTL_S = 15 * 60  # as long as a requestState lives (SEC-4, KIT)
+SIGNIN_WAIT_S = 15.0  # how long an accept waits for the page to be done (ELIC-9, KIT)
+POLL_S = 0.1  # how often a waiting accept looks at the store
 LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
 _OUTCOME = re.compile(r'<p id="outcome">(.*?)</p>', re.S)
 NEXT_EVENT = "Team lunch, Friday 12:30"
@@ -100,6 +109,21 @@ class SignInPages:
             found = self._pending.get(sid)
         return found if found is not None and found.principal == principal else None
 
+    async def wait_until_done(
+        self, sid: str, principal: str | None, wait_s: float
+    ) -> SignIn | None:
+        """``lookup``, but give the user up to ``wait_s`` seconds to finish on the page.
+
+        Polls the store, so it also works when the page is served by another process that
+        shares it; ``asyncio.sleep`` leaves the server free to serve the page meanwhile.
+        """
+        deadline = asyncio.get_running_loop().time() + wait_s
+        while True:
+            found = self.lookup(sid, principal)
+            if found is None or found.done or asyncio.get_running_loop().time() >= deadline:
+                return found
+            await asyncio.sleep(POLL_S)
+
     def complete(self, sid: str, account: str) -> bool:
         with self._lock:
             self._purge()
@@ -135,9 +159,7 @@ class SignInPages:
             # A pretend provider: any password is accepted, and it is not kept anywhere.
             self.complete(sid, account)
             return _page(
-                "Signed in",
-                f"Signed in as {account}. Go back to your notebook and press "
-                "“I have finished — retry”.",
+                "Signed in", f"Signed in as {account}. You can close this tab and go back."
             )
         if found.done:
             return _page("Signed in", f"Signed in as {found.account} already.")
@@ -178,12 +200,18 @@ def signin_url(public_url: str, sid: str) -> str:
     return f"{public_url.rstrip('/')}/signin/{sid}"
 
 
-def register(server: McpServer, pages: SignInPages, public_url: str = DEFAULT_PUBLIC_URL) -> None:
+def register(
+    server: McpServer,
+    pages: SignInPages,
+    public_url: str = DEFAULT_PUBLIC_URL,
+    *,
+    wait_s: float = SIGNIN_WAIT_S,
+) -> None:
     def ask(sid: str, why: str | None = None) -> ElicitRequest:
         message = "Sign in to Pretend Calendar so I can read your calendar."
         return elicit_url(f"{why} {message}" if why else message, signin_url(public_url, sid))
 
-    def connect_calendar(ctx: RequestContext) -> Any:
+    async def connect_calendar(ctx: RequestContext) -> Any:
         if ctx.state is None:  # round 1: open a sign-in and send its link
             sid = pages.start(ctx.principal)
             return ctx.input_required({"signin": ask(sid)}, {"sid": sid})
@@ -195,12 +223,13 @@ def register(server: McpServer, pages: SignInPages, public_url: str = DEFAULT_PU
             return "Calendar not connected: you declined to sign in."
         if answer.action == "cancel":
             return "Calendar not connected: sign-in was cancelled."
-        signin = pages.lookup(sid, ctx.principal)
+        # accept: the user agreed to go (ELIC-9). Give them a while to finish on the page.
+        signin = await pages.wait_until_done(sid, ctx.principal, wait_s)
         if signin is None:  # expired, or started by someone else: start over with a new link
             sid = pages.start(ctx.principal)
             why = "That sign-in expired."
             return ctx.input_required({"signin": ask(sid, why)}, {"sid": sid})
-        if not signin.done:  # accept means "I went there", not "done" (ELIC-9)
+        if not signin.done:  # still not done after the wait: ask again, same link (ELIC-9)
             why = "You have not finished signing in yet."
             return ctx.input_required({"signin": ask(sid, why)}, {"sid": sid})
         return f"Calendar connected as {signin.account}. Next event: {NEXT_EVENT}."
@@ -216,13 +245,15 @@ def register(server: McpServer, pages: SignInPages, public_url: str = DEFAULT_PU
 class UrlLoginExample:
     """The MCP server and its sign-in pages, sharing one store and one public URL."""
 
-    def __init__(self, public_url: str = DEFAULT_PUBLIC_URL) -> None:
+    def __init__(
+        self, public_url: str = DEFAULT_PUBLIC_URL, *, wait_s: float = SIGNIN_WAIT_S
+    ) -> None:
         self.public_url = public_url.rstrip("/")
         self.pages = SignInPages()
         self.server = McpServer(
             "url-login-example", instructions="Connects your calendar after a web sign-in."
         )
-        register(self.server, self.pages, self.public_url)
+        register(self.server, self.pages, self.public_url, wait_s=wait_s)
 
     def app(self, **http_options: Any) -> Starlette:
         """``/mcp`` for the client, ``/signin/{id}`` for the user's browser; loopback only.
@@ -246,8 +277,9 @@ async def sign_in(
 ) -> str:
     """Do what the user does in their browser: open the sign-in page and submit it.
 
-    Returns the page's one-line outcome. A lesson calls this to finish the out-of-band step
-    from code; in a real session the learner clicks the link instead.
+    Returns the page's one-line outcome. A test shortcut: the lesson calls it to finish the
+    out-of-band step from code, posting the password from the notebook's own process. A real
+    client never sees the page or the password; in a real session the user clicks the link.
     """
     own = http is None
     client = http or httpx.AsyncClient(timeout=10)

@@ -52,7 +52,7 @@ class AnswerWidget(ABC):
         self.widget.add_class("mrtr-answer")
 
     def _button(self, label: str, style: str, handler: Callable[[], None]) -> w.Button:
-        # Wide enough for its label: a truncated "I have finished — …" helps nobody.
+        # Wide enough for its label: a truncated "Go to the p…" helps nobody.
         width = "auto" if len(label) > 16 else None
         button = w.Button(description=label, button_style=style, layout=w.Layout(width=width))
         button.on_click(lambda _b: handler())

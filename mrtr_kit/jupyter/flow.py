@@ -48,6 +48,8 @@ from .trace_view import Mermaid, TraceView, result_text, sequence_diagram
 from .url_card import UrlCard
 
 DEFAULT_TIMEOUT_S = 10.0
+TEXT_COPY_NOTE = "(A text copy of the widget: when the cell runs, the live widget shows here.)"
+WAIT_NOTE = " The server may take a while: it can wait for the step on the page (ELIC-9)."
 
 
 class CallFlow:
@@ -73,6 +75,9 @@ class CallFlow:
         self._begin = begin
         self._queue: list[tuple[str, dict[str, Any]]] = []
         self._answers: dict[str, dict[str, Any]] = {}
+        self._agreed: set[str] = set()  # URLs the user agreed to go to in this call (ELIC-9)
+        self._url_accepted = False  # this round answers a URL request with accept
+        self._concluded: UrlCard | None = None  # the URL card shrunk to its answer at the end
         self._loop: asyncio.AbstractEventLoop | None = None
         self._idle = asyncio.Event()
         self._tasks: set[asyncio.Future[Any] | concurrent.futures.Future[Any]] = set()
@@ -181,7 +186,8 @@ class CallFlow:
         self, answers: dict[str, dict[str, Any]] | None, *, first: bool = False
     ) -> None:
         self._idle.clear()
-        self._set_status("sending", f"Sending round {self.rounds + 1} …")
+        wait = WAIT_NOTE if self._url_accepted else ""
+        self._set_status("sending", f"Sending round {self.rounds + 1} …{wait}")
         try:
             if first:
                 self.call = await self._begin()
@@ -206,7 +212,11 @@ class CallFlow:
     def _present(self) -> None:
         assert self.call is not None
         if self.call.is_complete:
-            # The last question stays in view, locked, showing what was answered.
+            # The last question stays in view, locked, showing what was answered; a URL card
+            # shrinks to its answer, as its message may be a stale "not finished yet".
+            if isinstance(self.current, UrlCard):
+                self.current.conclude()
+                self._concluded = self.current
             self.current = None
             self._set_status("complete", f"Complete after {self.rounds} round(s).")
             text = result_text(self.call.result) or json.dumps(self.call.result, indent=2)
@@ -214,6 +224,7 @@ class CallFlow:
             return
         needs = self.call.input_required
         assert needs is not None
+        self._url_accepted = False
         self._queue = list(needs.input_requests.items())
         self._answers = {}
         self._next_question()
@@ -234,11 +245,18 @@ class CallFlow:
         asker = self._asker()
 
         def on_answer(answer: dict[str, Any] | None) -> None:
+            if isinstance(widget, UrlCard) and (answer or {}).get("action") == "accept":
+                self._agreed.add(widget.params.url)
+                self._url_accepted = True
             self._on_answer(key, answer)
 
         widget: AnswerWidget
         if isinstance(parsed, ElicitRequest) and isinstance(parsed.params, ElicitRequestURLParams):
-            widget = UrlCard(parsed.params, asker=asker, key=key, on_answer=on_answer)
+            # Asked again for a URL the user agreed to go to: no second consent, a manual retry.
+            agreed = parsed.params.url in self._agreed
+            widget = UrlCard(
+                parsed.params, asker=asker, key=key, agreed=agreed, on_answer=on_answer
+            )
         elif isinstance(parsed, ElicitRequest):
             widget = ElicitationForm(request["params"], asker=asker, key=key, on_answer=on_answer)
         elif isinstance(parsed, CreateMessageRequest):
@@ -264,7 +282,8 @@ class CallFlow:
             self._next_question()
             return
         self._idle.clear()  # now, so that a settled() right after the click waits for the task
-        self._set_status("sending", f"Sending round {self.rounds + 1} …")
+        wait = WAIT_NOTE if self._url_accepted else ""
+        self._set_status("sending", f"Sending round {self.rounds + 1} …{wait}")
         self._schedule(self._round(dict(self._answers)))
 
     def _schedule(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -301,7 +320,12 @@ class CallFlow:
         lines = [f"{self.label} — {self.status}, round {self.rounds}"]
         if self.current is not None and self.status in ("input_required", "sending", "stopped"):
             lines.append(self.current.describe())
+        if self.status == "input_required":
+            # Where widgets do not render (a stored notebook, GitHub) this text is what shows.
+            lines.append(TEXT_COPY_NOTE)
         if self.status == "complete":
+            if self._concluded is not None:
+                lines.append(self._concluded.describe())
             lines.append(f"result: {self.text}")
         if self.error:
             lines.append(f"error: {self.error}")

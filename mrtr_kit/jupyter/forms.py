@@ -38,6 +38,13 @@ class FieldWidget:
         self.spec = spec
         mark = " <span style='color:#b00020'>*</span>" if spec.required else ""
         hint = f"<span style='{MUTED_STYLE}'>— {esc(spec.hint())}</span>"
+        if spec.kind == "date":
+            # The picker shows the date in the browser's own format (mm/dd/yyyy in en-US), so
+            # say so, and preview the exact text that will be sent.
+            hint = (
+                f"<span style='{MUTED_STYLE}'>— your browser shows the date in its own format; "
+                "it is sent as YYYY-MM-DD</span>"
+            )
         label = f"<b>{esc(spec.title)}</b>{mark} {hint}"
         if spec.description:
             label += f"<br><small>{esc(spec.description)}</small>"
@@ -46,7 +53,15 @@ class FieldWidget:
         self.error.add_class("mrtr-field-error")
         self.checkboxes: list[w.Checkbox] = []
         self.input = self._make_input()
-        self.box = w.VBox([self.label, w.HBox([self.input, self.error])])
+        row: list[w.Widget] = [self.input]
+        self.preview: w.HTML | None = None
+        if spec.kind == "date":
+            self.preview = w.HTML("")
+            self.preview.add_class("mrtr-date-preview")
+            self.input.observe(lambda _change: self._show_preview(), names="value")
+            self._show_preview()
+            row.append(self.preview)
+        self.box = w.VBox([self.label, w.HBox([*row, self.error])])
         self.box.add_class("mrtr-field")
         self.box.add_class(f"mrtr-field-{css_name(spec.name)}")
 
@@ -72,6 +87,16 @@ class FieldWidget:
                 self.checkboxes.append(box)
             return w.VBox(self.checkboxes)
         return w.Text(value=initial, placeholder=spec.hint(), layout=layout)
+
+    def _show_preview(self) -> None:
+        assert self.preview is not None
+        value = self.input.value  # type: ignore[attr-defined]
+        text = (
+            f"will be sent as <code>{esc(value.isoformat())}</code>"
+            if isinstance(value, dt.date)
+            else "nothing chosen yet"
+        )
+        self.preview.value = f"<span style='{MUTED_STYLE}'>{text}</span>"
 
     def get(self) -> Any:
         if self.spec.kind == "choices":

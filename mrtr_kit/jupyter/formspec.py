@@ -46,7 +46,7 @@ __all__ = [
 _FORMAT_HINTS = {
     "email": "an email address",
     "uri": "a link such as https://example.com",
-    "date": "a date, YYYY-MM-DD",
+    "date": "a date, sent as YYYY-MM-DD",  # a picker shows the browser's own format
     "date-time": "a date and time, e.g. 2026-09-01T18:30:00Z",
 }
 

@@ -26,7 +26,7 @@ from ..jupyter.trace_view import result_text, wire_json
 from ..protocol import constants as c
 from ..protocol.errors import McpError
 from ..server import McpServer, RequestContext
-from ..server.http import bind_tcp
+from ..server.http import bind_tcp, uvicorn_config
 from .checkpoints import Checkpoint
 
 FORM_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
@@ -66,7 +66,8 @@ class LoopbackServer:
     def start(cls, make_app: Callable[[str], Any], *, timeout: float = 10.0) -> LoopbackServer:
         sock = bind_tcp("127.0.0.1", 0)
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(make_app(url), log_level="warning", access_log=False)
+        # The same connection limits as every kit server (server.http.uvicorn_config).
+        config = uvicorn_config(make_app(url), log_level="warning", access_log=False)
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()

@@ -315,7 +315,10 @@ async def run_trap(name: str) -> TrapRun:
             result = await client.call_tool(name, {"city": "Lisbon"})
             outcome = _kinds(result)
         except TooManyRounds as exc:
-            outcome = f"TooManyRounds: gave up after {exc.max_rounds} rounds (MRTR-C7)"
+            outcome = (
+                f"TooManyRounds: the client gave up after {exc.max_rounds} rounds, "
+                "the kit's round cap: MRTR-C7 (KIT)"
+            )
         asked = [
             list(((record.response or {}).get("result") or {}).get("inputRequests") or {})
             for record in client.trace
@@ -458,6 +461,8 @@ class _LearnerCode:
         self.handler = handler
         self.extra = extra
         self.error: BaseException | None = None
+        self.error_case: str | None = None  # the case the checkpoint was running then
+        self.case: str | None = None  # set by the checkpoint before each call
         self.runs = 0
 
     async def __call__(self, ctx: RequestContext) -> Any:
@@ -469,17 +474,24 @@ class _LearnerCode:
             raise
         except Exception as exc:
             if self.error is None:
-                self.error = exc
+                self.error, self.error_case = exc, self.case
             return f"(the handler raised {type(exc).__name__})"
 
     def problem(self, name: str) -> Checkpoint | None:
         if isinstance(self.error, NotImplementedError):
             return Checkpoint("not done", f"{name}() still raises NotImplementedError.")
-        if self.error is not None:
+        if self.error is None:
+            return None
+        raised = f"{name}() raised {type(self.error).__name__}: {self.error}"
+        if self.error_case == "decline":
             return Checkpoint(
-                "not yet", f"{name}() raised {type(self.error).__name__}: {self.error}"
+                "not yet",
+                f"with a declined answer, {raised}. A decline carries no content: check "
+                "answer.action before reading answer.content.",
             )
-        return None
+        if self.error_case is not None:
+            return Checkpoint("not yet", f"with {self.error_case}, {raised}")
+        return Checkpoint("not yet", raised)
 
 
 def _app(name: str, code: _LearnerCode, schema: dict[str, Any]) -> Any:
@@ -514,6 +526,7 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
     code = _LearnerCode(pick_seat)
     app = _app("pick_seat", code, FLIGHT_SCHEMA)
     flight = {"flight": "LX 123"}
+    code.case = "no answer yet (round 1)"
     async with McpClient.for_app(app, elicitation=_answer(seat="window")) as client:
         first = await client.begin_tool_call("pick_seat", flight)
         again = await client.begin_tool_call("pick_seat", flight)
@@ -541,6 +554,7 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
         ("aisle", _answer(seat="aisle")),
         ("decline", _decline),
     ):
+        code.case = "decline" if label == "decline" else f"the answer {label!r}"
         async with McpClient.for_app(app, elicitation=handler) as client:
             try:
                 outcomes[label] = _text(await client.call_tool("pick_seat", flight))
@@ -558,6 +572,7 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
             return Checkpoint(
                 "not yet", f"answer {label!r}: got {outcomes[label]!r}, want {text!r}"
             )
+    code.case = "a client that cannot show forms"
     async with McpClient.for_app(app) as no_forms:
         try:
             await no_forms.call_tool("pick_seat", flight)
@@ -577,6 +592,7 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
     code = _LearnerCode(rent_bike)
     app = _app("rent_bike", code, BIKE_SCHEMA)
     answers = _answer(day="2026-09-02", hours=3)
+    code.case = "accepted answers (day, then hours)"
     async with McpClient.for_app(app, elicitation=answers, max_rounds=5) as client:
         try:
             result = await client.call_tool("rent_bike", {"shop": "Velo"})
@@ -600,8 +616,11 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
         return Checkpoint("not yet", f"got {_text(result)!r}, want {want!r}")
     if asked[:2] != [["day"], ["hours"]] or len(asked) != 3:
         return Checkpoint("not yet", f"expected rounds asking day, then hours, then done: {asked}")
+    code.case = "decline"
     async with McpClient.for_app(app, elicitation=_decline) as client:
         declined = _text(await client.call_tool("rent_bike", {"shop": "Velo"}))
+    if problem := code.problem("rent_bike"):
+        return problem
     if declined != "No bike booked.":
         return Checkpoint("not yet", f"after a decline: got {declined!r}, want 'No bike booked.'")
     return Checkpoint(
@@ -614,6 +633,7 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
     tracker = Tracker()
     code = _LearnerCode(open_ticket, tracker)
     app = _app("open_ticket", code, TICKET_SCHEMA)
+    code.case = "an accepted answer (severity high)"
     async with McpClient.for_app(app, elicitation=_answer(severity="high")) as client:
         try:
             result = await client.call_tool("open_ticket", {"title": "Login broken"})
@@ -631,8 +651,11 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
         )
     if not _text(result).startswith("Filed T-1"):
         return Checkpoint("not yet", f"got {_text(result)!r}; say which ticket was filed")
+    code.case = "decline"
     async with McpClient.for_app(app, elicitation=_decline) as client:
         await client.call_tool("open_ticket", {"title": "Typo"})
+    if problem := code.problem("open_ticket"):
+        return problem
     if len(tracker.tickets) != 1 or len(tracker.drafts) > 1:
         return Checkpoint("not yet", "a declined call must leave nothing behind in the tracker")
     return Checkpoint(

@@ -3,7 +3,11 @@
 ``RefundLab`` runs the refund example (``mrtr_kit.examples.refunds``) in this process, behind
 bearer-token users and a clock the lesson moves by hand, in whatever configuration an attack
 needs: plain, HMAC or AEAD state; each binding on or off; no ledger, or a ledger in memory or
-in a SQLite file.
+in a SQLite file; the idempotency key on the order (one refund per order) on or off. Each
+protection is off unless a section turns it on, so each section shows exactly one of them.
+
+``lose_the_final_response`` runs the booking example's last round twice, as a client does whose
+first answer was lost, once with each of the example's two designs (single use, idempotent).
 
 ``RawCaller`` sends whatever requestState it is given. A real client echoes the state
 untouched (MRTR-C2); an attacker's client does not have to, and that is the client a server
@@ -12,6 +16,7 @@ must defend against (MRTR-S4).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import tempfile
@@ -29,6 +34,7 @@ from starlette.applications import Starlette
 from ..client import McpClient, client_capabilities, request_headers
 from ..client.rounds import RequestFactory
 from ..client.session import BASE_HEADERS
+from ..examples import booking
 from ..examples.refunds import RefundDesk, register
 from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer
@@ -61,8 +67,10 @@ MCP_URL = "http://localhost/mcp"
 YES = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 # -- the server log ------------------------------------------------------------------------------
-# The wire shows one fixed error for every rejected state; the reason is only in the server log
-# (SEC-2). The lesson keeps that log here so a cell can print it next to what the client saw.
+# The wire shows one fixed error for every rejected state; the reason is only in the server log.
+# That uniform error is this kit's convention (KIT): the spec asks only that such a state be
+# rejected (MRTR-S4a). The lesson keeps the log here so a cell can print it next to what the
+# client saw.
 
 _CAPTURES: list[list[str]] = []  # the lists of the ``server_log()`` blocks now running
 
@@ -168,9 +176,16 @@ def show(answer: ServerAnswer, log: Iterable[str] = (), label: str | None = None
 
 
 def tally(answers: Iterable[ServerAnswer]) -> str:
-    """``"9 × error -32602 Invalid requestState, 1 × paid"`` for a batch of answers."""
-    counts = Counter("paid" if a.ok else str(a) for a in answers)
-    return ", ".join(f"{n} × {what}" for what, n in counts.most_common())
+    """One line per kind of answer in a batch, most frequent first:
+    ``"9 × error -32602 Invalid requestState\n1 × paid"``. "paid" stands for an answer that
+    paid a refund; every other answer is shown as printed."""
+    counts = Counter("paid" if a.ok and a.text.startswith("Refunded ") else str(a) for a in answers)
+    return "\n".join(f"{n} × {what}" for what, n in counts.most_common())
+
+
+def show_source(obj: Any) -> None:
+    """Print the source of a kit function or method, as it is in ``mrtr_kit``."""
+    print(inspect.getsource(obj).rstrip())
 
 
 # -- clients ---------------------------------------------------------------------------------------
@@ -232,6 +247,7 @@ class RefundLab:
     clock: LessonClock
     app: Starlette
     ledger_kind: str | None = None
+    one_per_order: bool = False
     _callers: dict[str, RawCaller] = field(default_factory=dict, repr=False)
     _http: list[httpx.AsyncClient] = field(default_factory=list, repr=False)
 
@@ -247,11 +263,13 @@ class RefundLab:
         label: str | None = None,
         clock: LessonClock | None = None,
         desk: RefundDesk | None = None,
+        one_per_order: bool = False,
     ) -> RefundLab:
         """``codec``: plain, hmac or aead. ``ledger``: None (no single use), ``"memory"`` or
         ``"sqlite"`` (a new file in a temporary folder). ``name`` is the server's name, which
-        states are bound to as their audience. Instances that share ``desk`` and ``clock``
-        behave like two processes of one shop."""
+        states are bound to as their audience. ``one_per_order`` pays each order at most once,
+        whichever approval asks (the example's default; off here until section 7 turns it on).
+        Instances that share ``desk`` and ``clock`` behave like two processes of one shop."""
         clock = clock or LessonClock()
         spent: Ledger | None = None
         if ledger == "memory":
@@ -269,9 +287,9 @@ class RefundLab:
             now=clock,
             ledger=spent,
         )
-        desk = register(server, desk, single_use=spent is not None)
+        desk = register(server, desk, single_use=spent is not None, one_per_order=one_per_order)
         app = create_app(server, principal_of=BearerTokens(USERS))
-        return cls(label or name, server, desk, clock, app, ledger)
+        return cls(label or name, server, desk, clock, app, ledger, one_per_order)
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -297,8 +315,10 @@ class RefundLab:
         on = [name for name, enabled in vars(self.server.states.checks).items() if enabled]
         checks = ", ".join(on) if on else "none (integrity only)"
         single = f"{self.ledger_kind} ledger" if self.ledger_kind else "off"
+        per_order = "; one refund per order: on" if self.one_per_order else ""
         return (
-            f"{self.label}: {codec.format} state{unsafe}; bound to: {checks}; single use: {single}"
+            f"{self.label}: {codec.format} state{unsafe}; bound to: {checks}; "
+            f"single use: {single}{per_order}"
         )
 
     __repr__ = describe
@@ -340,6 +360,61 @@ class RefundLab:
         for http in self._http:
             await http.aclose()
         await self.server.ledger.aclose()
+
+
+# -- a lost final response (the booking example) ------------------------------------------------
+
+BOOKING_ARGS = {"restaurant": "Luigi's"}
+BOOKING_DETAILS = {"details": {"action": "accept", "content": {"party": 4, "when": "2026-09-01"}}}
+BOOKING_YES = {"confirm": {"action": "accept", "content": {"ok": True}}}
+
+
+@dataclass(frozen=True)
+class LostResponse:
+    """What the client got for round 3 (lost on the way), and for the same request sent again."""
+
+    design: str
+    first: ServerAnswer
+    again: ServerAnswer
+    bookings: int
+
+    def __str__(self) -> str:
+        return "\n".join(
+            [
+                f"{self.design}",
+                f"  round 3, lost on the way: {self.first}",
+                f"  the same request again:   {self.again}",
+                f"  bookings made: {self.bookings}",
+            ]
+        )
+
+    __repr__ = __str__
+
+
+async def lose_the_final_response(design: str) -> LostResponse:
+    """Book a table in three rounds and send round 3 twice, as a client does whose first
+    answer was lost (HTTP-26). ``design``: ``"single use"`` (the ledger refuses the repeat) or
+    ``"idempotent"`` (a nonce in the state; the repeat gets the same booking)."""
+    if design not in ("single use", "idempotent"):
+        raise ValueError("design is 'single use' or 'idempotent'")
+    server = McpServer("booking", state_codec="hmac", ledger=MemoryLedger())
+    book = booking.register(server, idempotent=design == "idempotent")
+    caller = RawCaller.for_app(create_app(server))
+    try:
+        r1 = await caller.call_tool("book_table", BOOKING_ARGS)
+        r2 = await caller.call_tool(
+            "book_table",
+            BOOKING_ARGS,
+            request_state=r1.request_state,
+            input_responses=BOOKING_DETAILS,
+        )
+        final = {"request_state": r2.request_state, "input_responses": BOOKING_YES}
+        first = await caller.call_tool("book_table", BOOKING_ARGS, **final)
+        again = await caller.call_tool("book_table", BOOKING_ARGS, **final)
+    finally:
+        await caller.aclose()
+        await server.ledger.aclose()
+    return LostResponse(design, first, again, len(book.bookings))
 
 
 # -- reading and editing tokens, as any client can -------------------------------------------------

@@ -3,12 +3,18 @@
 ``check_requested_schema`` says whether a schema stays inside the subset a client can render
 as a flat form; the server checks its own schemas before sending and the client refuses others.
 ``validate_content`` checks an accepted form's content against such a schema (ELIC-14), field by
-field, so the server can re-ask and the form can show each problem beside its field.
+field, so the server can re-ask and the form can show each problem beside its field;
+``checked_content`` also returns the part of the content a handler may act on.
+
+Formats are checked as JSON Schema defines them: ``date`` and ``date-time`` are RFC 3339's
+``full-date`` and ``date-time`` exactly, not everything ISO 8601 (or Python's
+``fromisoformat``) accepts: no ``20260901``, no week dates, no space for ``T``, no missing offset.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import Any
 
@@ -23,6 +29,13 @@ _ALLOWED = {
 }
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+# RFC 3339 §5.6; [0-9], not \d, which also matches other scripts' digits. ABNF literals ignore
+# case, so "t" and "z" are allowed (RFC 3339 §5.6 NOTE).
+_FULL_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_DATE_TIME = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
+    r"([Zz]|[+-]([0-9]{2}):([0-9]{2}))"
+)
 
 
 class SchemaOutsideSubset(ValueError):
@@ -160,6 +173,8 @@ def validate_value(prop: dict[str, Any], value: Any) -> str | None:
     if kind in ("number", "integer"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             return "must be a number"
+        if isinstance(value, float) and not math.isfinite(value):
+            return "must be a finite number"  # NaN would pass every bound check below
         if kind == "integer" and not (isinstance(value, int) or float(value).is_integer()):
             return "must be a whole number"
         if "minimum" in prop and value < prop["minimum"]:
@@ -197,20 +212,46 @@ def _check_format(fmt: str | None, value: str) -> str | None:
         return "must be an email address"
     if fmt == "uri" and not _URI.match(value):
         return "must be a URI such as https://example.com"
-    if fmt == "date":
-        try:
-            dt.date.fromisoformat(value)
-        except ValueError:
-            return "must be a date such as 2026-09-01"
-    if fmt == "date-time":
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            parsed = None
-        # JSON Schema's date-time is RFC 3339: the offset (Z or +hh:mm) is part of it.
-        if parsed is None or parsed.tzinfo is None:
-            return "must be a date and time with its offset, such as 2026-09-01T18:30:00Z"
+    if fmt == "date" and not _is_full_date(value):
+        return "must be a date such as 2026-09-01"
+    if fmt == "date-time" and not _is_date_time(value):
+        return "must be a date and time with its offset, such as 2026-09-01T18:30:00Z"
     return None
+
+
+def _is_full_date(value: str) -> bool:
+    """RFC 3339 ``full-date``: YYYY-MM-DD, a real day of a real month."""
+    m = _FULL_DATE.fullmatch(value)
+    if m is None:
+        return False
+    try:
+        dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date_time(value: str) -> bool:
+    """RFC 3339 ``date-time``: full-date "T" hh:mm:ss[.frac] ("Z" / +hh:mm / -hh:mm).
+
+    A leap second (ss = 60) is allowed only where one can happen: at 23:59:60 UTC.
+    """
+    m = _DATE_TIME.fullmatch(value)
+    if m is None or not _is_full_date(m[1]):
+        return False
+    hour, minute, second = int(m[2]), int(m[3]), int(m[4])
+    offset = 0
+    if m[6] not in ("Z", "z"):
+        off_h, off_m = int(m[7]), int(m[8])
+        if off_h > 23 or off_m > 59:
+            return False
+        offset = (off_h * 60 + off_m) * (1 if m[6][0] == "+" else -1)
+    if hour > 23 or minute > 59 or second > 60:
+        return False
+    if second == 60:
+        utc_minutes = (hour * 60 + minute - offset) % (24 * 60)
+        return utc_minutes == 23 * 60 + 59
+    return True
 
 
 def validate_content(schema: dict[str, Any], content: Any) -> dict[str, str]:
@@ -231,3 +272,26 @@ def validate_content(schema: dict[str, Any], content: Any) -> dict[str, str]:
         if problem:
             problems[name] = problem
     return problems
+
+
+def checked_content(schema: dict[str, Any], content: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(usable, problems)`` for an accepted form's content (ELIC-14).
+
+    With no problems, ``usable`` holds only the form's own fields, each valid, a whole-number
+    ``integer`` answer as an ``int`` (JSON's ``3.0`` is the integer 3). With problems it is
+    empty: nothing of an answer that does not fit may be acted on. An ``accept`` without
+    content is checked as ``{}``.
+    """
+    content = {} if content is None else content
+    problems = validate_content(schema, content)
+    if problems:
+        return {}, problems
+    props: dict[str, Any] = schema.get("properties", {})
+    usable: dict[str, Any] = {}
+    for name, value in content.items():
+        if name not in props or value is None:
+            continue
+        if props[name].get("type") == "integer":
+            value = int(value)
+        usable[name] = value
+    return usable, {}

@@ -482,11 +482,31 @@ class PaginatedRequestParams(WireModel):
     cursor: str | None = None
 
 
+class PromptReference(WireModel):
+    type: Literal["ref/prompt"] = "ref/prompt"
+    name: str
+    title: str | None = None
+
+
+class ResourceTemplateReference(WireModel):
+    type: Literal["ref/resource"] = "ref/resource"
+    uri: str
+
+
+class CompleteArgument(WireModel):
+    name: str
+    value: str
+
+
+class CompleteContext(WireModel):
+    arguments: dict[str, str] | None = None
+
+
 class CompleteRequestParams(WireModel):
     meta: RequestMeta = Field(alias="_meta")
-    ref: JSONObject
-    argument: JSONObject
-    context: JSONObject | None = None
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+    argument: CompleteArgument
+    context: CompleteContext | None = None
 
 
 # --- notifications a server may stream on a request's SSE response (HTTP-21) ----------------

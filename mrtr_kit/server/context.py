@@ -2,7 +2,9 @@
 
 A handler is a re-entrant function of (arguments, inputResponses, verified requestState): the
 code before the point where it needs input runs again on every round (MIG-3). It gets a
-``RequestContext`` and returns a complete result or ``ctx.input_required(...)``.
+``RequestContext`` and returns a complete result or ``ctx.input_required(...)`` — the one way
+to ask, so every question passes the core's checks. ``ctx.form(key, schema)`` reads a form
+answer already checked against its schema (ELIC-14); act only on ``answer.content``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..protocol import constants as c
 from ..protocol import errors
-from ..protocol.elicitation import check_requested_schema
+from ..protocol.elicitation import check_requested_schema, checked_content
 from ..protocol.models import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -50,7 +52,12 @@ class InputRequired:
 
 
 def elicit_form(message: str, requested_schema: dict[str, Any]) -> ElicitRequest:
-    """A form-mode elicitation, its schema checked against the form subset first (ELIC-5)."""
+    """A form-mode elicitation, its schema checked against the form subset first (ELIC-5).
+
+    The check here only fails early, at the line that built the form. The guarantee is the
+    core's: it checks every input request where it leaves the server (``McpServer._finish``),
+    so a hand-built ``ElicitRequest`` cannot skip it.
+    """
     check_requested_schema(requested_schema)
     return ElicitRequest(
         params=ElicitRequestFormParams(message=message, requested_schema=requested_schema)
@@ -79,6 +86,25 @@ def create_message(
 def list_roots() -> ListRootsRequest:
     """A ``roots/list`` request (deprecated in 2026-07-28, SEP-2577)."""
     return ListRootsRequest(params={})
+
+
+@dataclass(frozen=True)
+class FormAnswer:
+    """An answer to a form, checked against the form it answers (ELIC-14).
+
+    ``accepted`` is True only for an ``accept`` whose content fits the form; ``content`` then
+    holds exactly the form's fields, each valid, and is the only content a handler should act
+    on. An ``accept`` that does not fit has ``problems`` (field -> why, for the re-ask) and
+    empty ``content``: ask again (MRTR-E4). ``decline`` and ``cancel`` have neither.
+    """
+
+    action: str
+    content: dict[str, Any] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept" and not self.problems
 
 
 @dataclass
@@ -134,7 +160,24 @@ class RequestContext:
             ) from None
 
     def elicitation(self, key: str) -> ElicitResult | None:
+        """The ``ElicitResult`` under ``key``, its content unchecked: for a URL-mode answer,
+        or a form answer the handler checks itself. ``form`` checks it for you."""
         return self._answer(key, ElicitResult, "ElicitResult")
+
+    def form(self, key: str, requested_schema: dict[str, Any]) -> FormAnswer | None:
+        """The answer under ``key`` to the form ``requested_schema``, checked against it
+        (ELIC-14: the server validates answers against its schema); None when absent.
+
+        Pass the schema this round's question was asked with: handlers ask the same
+        question on every re-run, so they know it.
+        """
+        answer = self.elicitation(key)
+        if answer is None:
+            return None
+        if answer.action != "accept":
+            return FormAnswer(answer.action)
+        content, problems = checked_content(requested_schema, answer.content)
+        return FormAnswer("accept", content, problems)
 
     def sampling(self, key: str) -> CreateMessageResult | None:
         return self._answer(key, CreateMessageResult, "CreateMessageResult")

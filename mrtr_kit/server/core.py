@@ -3,14 +3,24 @@ that turns a decoded JSON-RPC message (plus who is asking) into the response.
 
 Every MRTR rule lives here, once:
 
-* input_required only for tools/call, prompts/get, resources/read (MRTR-R1/R2) - ``_finish``
-* never ask for a capability this request did not declare (MRTR-S7, CAP-2) - ``_gate``
+* input_required only for tools/call, prompts/get, resources/read (MRTR-R1/R2): only ``_call``
+  runs handlers, and only those three methods reach it
+* one way for a handler to ask: ``ctx.input_required(...)``; every such outcome goes through
+  ``_finish`` (a handler's own input_required result is refused, see ``_as_result``)
+* each input request is one of the three kinds (MRTR-S2b), a form inside the form subset
+  (ELIC-5) - ``_finish``
+* never ask for a capability this request did not declare, and name everything missing at
+  once (MRTR-S7, CAP-2, ERR-1) - ``_gate``
 * at least one of inputRequests / requestState (MRTR-S6) - ``_finish``
+* params are JSON: no NaN, Infinity, lone surrogates or Python-only values (MRTR-E2) -
+  ``parse_message``
 * malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
   ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
-  (MRTR-S4/S5, SEC-2) - ``_mrtr_inputs``
-* resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3) - ``_stamp``
+  (MRTR-S4/S5, SEC-2; the single error is a kit convention, KIT) - ``_mrtr_inputs``
+* resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3, CACHE-5,
+  CACHE-6) - ``_stamp``
+* x-mcp-header annotations the HTTP adapter can enforce (HTTP-13, HTTP-14) - ``_header_params``
 * _meta presence, version negotiation, unknown and removed methods (CORE-11, VER-1, HTTP-17)
 
 No sockets, no event loop of its own: adapters (``http.py``) call ``handle`` or its steps.
@@ -28,12 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import __version__
 from ..protocol import constants as c
 from ..protocol import errors
+from ..protocol.elicitation import SchemaOutsideSubset, check_requested_schema
 from ..protocol.errors import McpError
+from ..protocol.jsonvalues import has_lone_surrogate, json_problem
 from ..protocol.models import (
     BlobResourceContents,
     CallToolRequestParams,
@@ -41,17 +53,21 @@ from ..protocol.models import (
     CompleteRequestParams,
     CreateMessageRequest,
     ElicitRequest,
+    ElicitRequestFormParams,
     ElicitRequestURLParams,
     GetPromptRequestParams,
     GetPromptResult,
     Implementation,
+    InputRequest,
     InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
+    ListRootsRequest,
     PaginatedRequestParams,
     Prompt,
     PromptArgument,
     PromptMessage,
+    PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
     RequestMeta,
@@ -61,6 +77,7 @@ from ..protocol.models import (
     TextResourceContents,
     Tool,
 )
+from ..protocol.param_headers import InvalidHeaderAnnotation, annotated_properties
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
 from .keyring import KeyRing
@@ -78,6 +95,13 @@ log = logging.getLogger("mrtr_kit.server")
 state_log = logging.getLogger("mrtr_kit.state")
 
 Handler = Callable[[RequestContext], Any]
+CACHE_SCOPES = ("public", "private")
+_INPUT_REQUEST: TypeAdapter[Any] = TypeAdapter(InputRequest)
+
+
+class HandlerBug(RuntimeError):
+    """A handler returned something the protocol does not allow. The request gets -32603
+    (the bug is the server's, not the client's) and the log gets this message."""
 
 
 @dataclass
@@ -111,28 +135,35 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile("^" + "".join(out) + "$")
 
 
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 token
-
-
 def _header_params(schema: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """x-mcp-header annotations of top-level properties: header name -> (argument, type).
+    """x-mcp-header annotations: header name -> (argument, type), for the HTTP adapter.
 
-    Refuses at registration what every client must drop from tools/list (HTTP-13): empty or
-    non-token names, case-insensitive duplicates, types other than string/integer/boolean.
+    Refused at registration: what every client must drop from tools/list (HTTP-13, the rules
+    the client applies too), and annotations on nested properties. Those are valid, but the
+    adapter compares ``Mcp-Param-*`` headers with top-level arguments only, and an annotation
+    the server does not check breaks HTTP-14; a server need not use x-mcp-header at all.
     """
+    try:
+        annotated = annotated_properties(schema)
+    except InvalidHeaderAnnotation as exc:
+        raise ValueError(f"invalid x-mcp-header (clients drop this tool, HTTP-13): {exc}") from None
     found: dict[str, tuple[str, str]] = {}
-    for arg, prop in (schema.get("properties") or {}).items():
-        if not isinstance(prop, dict) or "x-mcp-header" not in prop:
-            continue
-        header, kind = prop["x-mcp-header"], prop.get("type")
-        if not isinstance(header, str) or not _TOKEN.match(header):
-            raise ValueError(f"x-mcp-header of {arg!r} must be a non-empty HTTP token")
-        if kind not in ("string", "integer", "boolean"):
-            raise ValueError(f"x-mcp-header on {arg!r} needs type string, integer or boolean")
-        if header.lower() in {h.lower() for h in found}:
-            raise ValueError(f"x-mcp-header {header!r} is used twice (names ignore case)")
-        found[header] = (arg, kind)
+    for path, (header, kind) in annotated.items():
+        if len(path) > 1:
+            raise ValueError(
+                f"x-mcp-header on nested property {'.'.join(path)!r}: this kit's server checks "
+                "Mcp-Param-* headers against top-level arguments only (HTTP-14)"
+            )
+        found[header] = (path[0], kind)
     return found
+
+
+def _check_cache_hints(ttl_ms: Any, cache_scope: Any) -> None:
+    """CACHE-1 / CACHE-5: ttlMs a whole number >= 0, cacheScope public or private."""
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+        raise ValueError(f"ttl must be a whole number of milliseconds >= 0, not {ttl_ms!r}")
+    if cache_scope not in CACHE_SCOPES:
+        raise ValueError(f"cache_scope must be 'public' or 'private', not {cache_scope!r}")
 
 
 def _pydantic_problem(exc: ValidationError) -> str:
@@ -168,6 +199,7 @@ class McpServer:
         only) or a codec object. Keys: ``state_keys``, else ``state_key`` (one secret), else
         ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, else a random per-process key.
         """
+        _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
         self.info = Implementation(name=name, version=version)
         self.instructions = instructions
         self.supported_versions = supported_versions
@@ -250,6 +282,8 @@ class McpServer:
         ttl_ms: int = 60_000,
         cache_scope: str = "public",
     ) -> Callable[[Handler], Handler]:
+        _check_cache_hints(ttl_ms, cache_scope)
+
         def register(fn: Handler) -> Handler:
             res = Resource(uri=uri, name=name, description=description, mime_type=mime_type)
             self._resources[uri] = _Entry(fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope)
@@ -267,6 +301,8 @@ class McpServer:
         ttl_ms: int = 0,
         cache_scope: str = "private",
     ) -> Callable[[Handler], Handler]:
+        _check_cache_hints(ttl_ms, cache_scope)
+
         def register(fn: Handler) -> Handler:
             tpl = ResourceTemplate(
                 uri_template=uri_template, name=name, description=description, mime_type=mime_type
@@ -395,11 +431,10 @@ class McpServer:
     def _complete(self, req: JSONRPCRequest) -> dict[str, Any]:
         params = _parse(CompleteRequestParams, req.params)
         values: list[str] = []
-        if params.ref.get("type") == "ref/prompt" and params.ref.get("name") in self._prompts:
-            entry = self._prompts[params.ref["name"]]
-            prefix = str(params.argument.get("value", ""))
-            options = entry.completions.get(str(params.argument.get("name")), [])
-            values = [v for v in options if v.startswith(prefix)][:100]
+        ref = params.ref
+        if isinstance(ref, PromptReference) and ref.name in self._prompts:
+            options = self._prompts[ref.name].completions.get(params.argument.name, [])
+            values = [v for v in options if v.startswith(params.argument.value)][:100]
         return {"completion": {"values": values, "total": len(values), "hasMore": False}}
 
     # -- tools/call, prompts/get, resources/read: the MRTR methods ---------------------------
@@ -462,16 +497,14 @@ class McpServer:
         )
         outcome = await _maybe_await(entry.handler(ctx))
         if isinstance(outcome, InputRequired):
-            return self._finish(m, outcome, meta, binding)
+            return self._finish(outcome, meta, binding)
         mime = getattr(entry.descriptor, "mime_type", None)
         result = _as_result(m, outcome, target, mime)
-        if m == "resources/read":
+        if m == "resources/read" and ctx.is_retry:
             # CACHE-3 (KIT): a result reached through a retry depends on inputs that are not
-            # in any cache key, so it is marked uncacheable.
-            retried = ctx.is_retry
-            result.setdefault("ttlMs", 0 if retried else entry.ttl_ms)
-            result.setdefault("cacheScope", "private" if retried else entry.cache_scope)
-        return self._stamp(m, result)
+            # in any cache key, so it is marked uncacheable, whatever the handler said.
+            result["ttlMs"], result["cacheScope"] = 0, "private"
+        return self._stamp(m, result, entry.ttl_ms, entry.cache_scope)
 
     def _find_resource(self, uri: str) -> tuple[_Entry, dict[str, str]]:
         if uri in self._resources:
@@ -494,7 +527,7 @@ class McpServer:
             try:
                 claims = self.states.verify(token, binding)
             except InvalidState as exc:
-                # The reason goes to the log; the wire gets the one fixed error (SEC-2).
+                # The reason goes to the log; the wire gets the one fixed error (KIT).
                 state_log.warning("rejected requestState (%s): %s", where, exc.reason)
                 raise invalid_state_error() from None
             # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
@@ -504,17 +537,28 @@ class McpServer:
         return answers, claims
 
     def _finish(
-        self, method: str, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
+        self, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
     ) -> dict[str, Any]:
-        if method not in c.MRTR_METHODS:  # MRTR-R2
-            raise RuntimeError(f"{method} may not return input_required")
-        if not outcome.requests and outcome.state is None:  # MRTR-S6
-            raise RuntimeError("input_required needs inputRequests, requestState, or both")
-        _gate(outcome.requests, meta)
+        """The one place an InputRequiredResult is built; every input_required a handler
+        asks for passes every check here. A handler mistake raises ``HandlerBug`` (-32603)
+        before the client-facing gate, so a client is never told to add a capability only
+        to hit the bug on its next round."""
+        requests = {key: _input_request(key, req) for key, req in outcome.requests.items()}
+        if not requests and outcome.state is None:  # MRTR-S6
+            raise HandlerBug("input_required needs inputRequests, requestState, or both")
+        if outcome.state is not None and not isinstance(outcome.state, dict):
+            raise HandlerBug(f"input_required state must be a dict, not {type(outcome.state)}")
+        for key, req in requests.items():
+            if isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams):
+                try:  # ELIC-5 (KIT): only forms a client can render leave the server
+                    check_requested_schema(req.params.requested_schema)
+                except SchemaOutsideSubset as exc:
+                    raise HandlerBug(f"inputRequests[{key!r}]: {exc} (ELIC-5)") from None
+        _gate(requests, meta)  # MRTR-S7 / CAP-2
         result = InputRequiredResult(
-            input_requests=dict(outcome.requests) or None,
+            input_requests=requests or None,
             request_state=(
-                self.states.mint(binding, list(outcome.requests), outcome.state)
+                self.states.mint(binding, list(requests), outcome.state)
                 if outcome.state is not None
                 else None
             ),
@@ -522,13 +566,27 @@ class McpServer:
         result["_meta"] = {c.META_SERVER_INFO: self.info.to_wire()}  # CORE-16
         return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
-    def _stamp(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+    def _stamp(
+        self,
+        method: str,
+        result: dict[str, Any],
+        ttl_ms: int = 0,
+        cache_scope: str = "private",
+    ) -> dict[str, Any]:
+        """RT-1, CORE-16 and the cache hints of a complete result. ``ttl_ms``/``cache_scope``
+        are the defaults for a result that brings none of its own."""
         result.setdefault("resultType", c.RESULT_COMPLETE)  # RT-1
         meta = result.setdefault("_meta", {})
         meta.setdefault(c.META_SERVER_INFO, self.info.to_wire())  # CORE-16
         if method in c.CACHEABLE_METHODS:  # CACHE-1
-            result.setdefault("ttlMs", 0)
-            result.setdefault("cacheScope", "private")
+            result.setdefault("ttlMs", ttl_ms)
+            result.setdefault("cacheScope", cache_scope)
+            try:  # CACHE-5: a handler's own hints are checked like registered ones
+                _check_cache_hints(result["ttlMs"], result["cacheScope"])
+            except ValueError as exc:
+                raise HandlerBug(f"{method} result: {exc}") from None
+        elif "ttlMs" in result or "cacheScope" in result:
+            raise HandlerBug(f"{method} results are never cacheable: no ttlMs/cacheScope (CACHE-6)")
         return result
 
 
@@ -548,8 +606,8 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
             # CORE-6: in 2026-07-28 the server sends no requests, so nothing needs answering.
             raise errors.invalid_request("clients do not send JSON-RPC responses in 2026-07-28")
         raise errors.invalid_request('"method" is missing')
-    if not isinstance(message["method"], str):
-        raise errors.invalid_request('"method" must be a string')
+    if not isinstance(message["method"], str) or has_lone_surrogate(message["method"]):
+        raise errors.invalid_request('"method" must be a string of UTF-8 text')
     if "params" in message and not isinstance(message["params"], dict):
         raise errors.missing_meta("params must be an object holding _meta")
     if "id" not in message:
@@ -557,6 +615,14 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
     rid = message["id"]
     if isinstance(rid, bool) or not isinstance(rid, str | int):
         raise errors.invalid_request('"id" must be a string or an integer, never null (CORE-2)')
+    if isinstance(rid, str) and has_lone_surrogate(rid):
+        raise errors.invalid_request('"id" holds a lone surrogate: it could not be echoed')
+    # MRTR-E2: the HTTP edge decodes only JSON, but a dict handed to McpServer.handle may hold
+    # values no JSON text can (NaN, lone surrogates, bytes, ...): refuse them here, before
+    # anything digests, validates or echoes them.
+    problem = json_problem(message.get("params", {}))
+    if problem is not None:
+        raise errors.invalid_params(f"Invalid params: {problem}", http_status=400)
     return JSONRPCRequest.model_validate(message)
 
 
@@ -576,7 +642,9 @@ def check_request_meta(request: JSONRPCRequest) -> RequestMeta:
 
 def error_reply(request_id: Any, exc: McpError) -> Reply:
     body: dict[str, Any] = {"jsonrpc": "2.0"}
-    if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+    readable = isinstance(request_id, int) and not isinstance(request_id, bool)
+    readable = readable or (isinstance(request_id, str) and not has_lone_surrogate(request_id))
+    if readable:
         body["id"] = request_id  # omitted only when the id was unreadable (§2.1)
     body["error"] = exc.to_error_object()
     return Reply(body, exc.http_status)
@@ -609,6 +677,22 @@ def _check_prompt_arguments(entry: _Entry, arguments: dict[str, str]) -> None:
         raise errors.invalid_params(f"Missing required prompt arguments: {', '.join(missing)}")
 
 
+def _input_request(key: Any, request: Any) -> InputRequestModel:
+    """One inputRequests value as a model (MRTR-S2a/S2b): a handler may pass a model or its
+    wire dict, but never anything else, so the gate sees each request's real kind."""
+    if not isinstance(key, str):
+        raise HandlerBug(f"inputRequests key {key!r} is not a string (MRTR-S2a)")
+    if isinstance(request, ElicitRequest | CreateMessageRequest | ListRootsRequest):
+        return request
+    try:
+        return _INPUT_REQUEST.validate_python(request)
+    except ValidationError as exc:
+        raise HandlerBug(
+            f"inputRequests[{key!r}] is not an elicitation/create, sampling/createMessage or "
+            f"roots/list request (MRTR-S2b): {_pydantic_problem(exc)}"
+        ) from None
+
+
 def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
     """MRTR-S7 / CAP-2: every input request needs a capability declared in *this* request."""
     caps = meta.client_capabilities
@@ -623,13 +707,14 @@ def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
             wants_tools = p.tools is not None or p.tool_choice is not None
             wants_context = p.include_context not in (None, "none")
             if not caps.supports_sampling(tools=wants_tools, context=wants_context):
-                need: dict[str, Any] = {}
-                if wants_tools and caps.sampling is not None:
+                # ERR-1: name every sub-capability needed, declared sampling or not, and merge
+                # across requests, so one -32021 tells the client everything.
+                need = missing.setdefault("sampling", {})
+                if wants_tools:
                     need["tools"] = {}
-                if wants_context and caps.sampling is not None:
+                if wants_context:
                     need["context"] = {}
-                missing["sampling"] = need
-        elif not caps.supports_roots():
+        elif isinstance(req, ListRootsRequest) and not caps.supports_roots():
             missing["roots"] = {}
     if missing:
         raise errors.missing_capability(missing)
@@ -637,10 +722,25 @@ def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
 
 def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) -> dict[str, Any]:
     """Let handlers return plain Python: text, content blocks, messages, bytes or a model."""
-    if isinstance(outcome, BaseModel):
-        return outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if isinstance(outcome, dict):
-        return dict(outcome)
+    if isinstance(outcome, BaseModel | dict):
+        result = (
+            outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(outcome, BaseModel)
+            else dict(outcome)
+        )
+        kind = result.get("resultType", c.RESULT_COMPLETE)
+        if kind == c.RESULT_INPUT_REQUIRED:
+            # One way to ask, so every question passes the same checks: a handler's own
+            # input_required result would skip the capability gate (MRTR-S7), the S6 and ELIC-5
+            # checks, the sealing of its requestState (MRTR-S4a) and CACHE-2. Converting it
+            # is no fix: its requestState is a string the core did not mint. Refused loudly.
+            raise HandlerBug(
+                f"the {method} handler returned an input_required result itself; return "
+                "ctx.input_required(requests, state) so the core can check and seal it"
+            )
+        if kind != c.RESULT_COMPLETE:
+            raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
+        return result
     if method == "tools/call":
         blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]

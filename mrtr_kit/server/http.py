@@ -1,41 +1,59 @@
 """Streamable HTTP adapter (2026-07-28): a thin Starlette app around the sans-IO core.
 
-The pipeline for one POST, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
+The pipeline for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
 
-1. Host and Origin checks against DNS rebinding          -> 403           (HTTP-27, HTTP-29)
+1. Host and Origin, parsed strictly, in an ASGI middleware
+   around the whole app, so before any routing or redirect -> 403           (HTTP-27, HTTP-29)
+   (one endpoint path: ``/mcp/`` is 404, never a redirect)   -> 404 -32600    (HTTP-1)
 2. only POST; GET/DELETE of legacy clients                -> 405           (HTTP-20)
    authentication, when ``principal_of`` is given         -> 401           (HTTP-29)
-3. body size cap, then JSON parse                         -> 413 / 400 -32700
-4. JSON-RPC shape                                         -> 400 -32600
-5. a notification                                         -> 202, empty    (HTTP-5)
-6. standard headers present                               -> 400 -32020    (HTTP-15)
-7. required _meta keys                                    -> 400 -32602    (CORE-11)
-8. header values equal body values                        -> 400 -32020    (HTTP-7/10/14)
-9. core: version, method, dispatch                        -> -32022/400, -32601/404, ...
+3. Content-Length over the cap, before reading anything   -> 413 -32600
+   the body read chunk by chunk, stopped at the cap       -> 413 -32600
+   the body not complete within ``body_timeout_s``        -> 408 -32600, connection closed
+4. decode: UTF-8, depth, digits, NaN, surrogates, dup keys -> 400 -32700    (CORE-1,
+   (``protocol.wire_json.decode_body``)                                      DESIGN §6)
+5. JSON-RPC shape                                         -> 400 -32600
+6. a notification                                         -> 202, empty    (HTTP-5)
+7. a 2025-11-25 ``initialize`` (its version in params)    -> 400 -32022    (VER-1, VER-5)
+8. standard headers present                               -> 400 -32020    (HTTP-15)
+9. required _meta keys                                    -> 400 -32602    (CORE-11)
+10. header values equal body values                       -> 400 -32020    (HTTP-7/10/14)
+11. core: version, method, dispatch                       -> -32022/400, -32601/404, ...
 
 A response is one JSON body, unless the handler sends notifications (progress, log) before
 its answer: then the response is an SSE stream scoped to this request, ending with the answer
 (HTTP-6, HTTP-21..23). Closing that stream cancels the handler (HTTP-25).
+
+Never a 500: every reply is encoded by ``wire_json.encode_message``. One that cannot be
+encoded (a handler returned NaN or a lone surrogate) is a server bug: it is logged and
+answered -32603 with HTTP 200; on an SSE stream, the stream ends with that error event.
+
+Connections are bounded by ``uvicorn_config``, the one place the kit configures uvicorn
+(``serve`` uses it for every process of a fleet): see the limits below.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
+import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..protocol import errors
 from ..protocol.errors import McpError
-from ..protocol.models import JSONRPCNotification
+from ..protocol.models import JSONRPCNotification, JSONRPCRequest
+from ..protocol.wire_json import Unencodable, decode_body, encode_message
 from . import headers as hdr
 from .auth import Unauthenticated
 from .core import McpServer, Reply, check_request_meta, error_reply, parse_message
@@ -44,38 +62,95 @@ log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-MAX_BODY_BYTES = 1_000_000
 PrincipalOf = Callable[[Request], str | None]
 
+# -- limits (DESIGN §6) ------------------------------------------------------------------------
+# A request body: 1 MB is far more than any MCP request needs (a tools/call with a large
+# argument is kilobytes); the cap is checked against Content-Length before reading, and
+# counted while reading a body sent without one.
+MAX_BODY_BYTES = 1_000_000
+# The whole body must arrive within 10 s of the request head (a 1 MB body at 100 KB/s):
+# a body declared and never sent, or dripped a byte at a time, gets 408.
+BODY_TIMEOUT_S = 10.0
+# A connection must deliver a complete request head within 10 s of opening, or of the end
+# of its previous response. uvicorn has no such timer: without it a connection that sends
+# nothing, or half a head (slowloris), stays open for ever.
+HEAD_TIMEOUT_S = 10.0
+# uvicorn's own settings: an idle keep-alive connection closes after 5 s; a request head
+# (request line + headers) may be 16 KiB (h11's default, stated here so it is a choice);
+# beyond 512 connections or tasks at once, uvicorn answers 503 instead of taking more.
+KEEP_ALIVE_S = 5
+MAX_HEAD_BYTES = 16 * 1024
+MAX_CONCURRENCY = 512
 
-def dumps(message: dict[str, Any]) -> str:
-    """Single-line JSON: newline-delimited readers split on newlines (CONFORMANCE §3)."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+# Every verb reaches the endpoint, which answers 405 itself with `Allow: POST` (HTTP-20).
+_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # digits only; 18 of them cannot overflow
+_INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
 
 
-def json_response(reply: Reply, extra_headers: dict[str, str] | None = None) -> Response:
-    if reply.body is None:
-        return Response(status_code=reply.http_status, headers=extra_headers)
-    return Response(
-        dumps(reply.body),
-        status_code=reply.http_status,
-        media_type="application/json",
-        headers=extra_headers,
-    )
+def _forbidden_body() -> bytes:
+    return encode_message({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden"}})
 
 
-def _hostname(host_header: str) -> str:
-    """``127.0.0.1:8000`` -> ``127.0.0.1``; ``[::1]:8000`` -> ``[::1]``."""
-    if host_header.startswith("["):
-        return host_header.split("]", 1)[0] + "]"
-    return host_header.rsplit(":", 1)[0] if ":" in host_header else host_header
+class HostOriginGuard:
+    """ASGI middleware: the DNS-rebinding check (HTTP-27, HTTP-29) before anything else.
+
+    It wraps the whole app, so no route, redirect or error page runs for a request whose
+    ``Host`` or ``Origin`` is not an allowed host (``headers.host_and_origin_problem``).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        allowed_hosts: Iterable[str],
+        response_headers: dict[str, str] | None = None,
+    ) -> None:
+        self.app = app
+        self.allowed_hosts = frozenset(_allowed_host(h) for h in allowed_hosts)
+        self.response_headers = response_headers or {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            problem = hdr.host_and_origin_problem(scope["headers"], self.allowed_hosts)
+            if problem is not None:
+                log.warning("refused request: %s", problem)
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                response = Response(
+                    _forbidden_body(), 403, self.response_headers, media_type="application/json"
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
-def _origin_host(origin: str) -> str | None:
-    parts = urlsplit(origin)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+def _allowed_host(entry: str) -> str:
+    if entry == "*":
+        return entry
+    host = hdr.parse_host(entry)
+    if host is None:
+        raise ValueError(f"allowed_hosts entry {entry!r} is not a host name or address")
+    return host
+
+
+def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
+    """The version a 2025-11-25 ``initialize`` asks for, or None for any other request.
+
+    A legacy client puts its version in ``params.protocolVersion`` and sends no MCP headers
+    and no ``_meta`` version. Its request names a version this server does not speak, so it
+    gets that answer (VER-1), which lists the supported versions (VER-5), instead of -32020
+    for headers it could not know about. Sent the 2026-07-28 way, ``initialize`` reaches the
+    core and gets its -32601 / 404 (HTTP-17).
+    """
+    if request.method != "initialize":
         return None
-    return f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    meta = request.params.get("_meta")
+    if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta:
+        return None
+    version = request.params.get("protocolVersion")
+    return version if isinstance(version, str) else None
 
 
 class McpHttpEndpoint:
@@ -85,70 +160,100 @@ class McpHttpEndpoint:
         self,
         server: McpServer,
         *,
-        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
         principal_of: PrincipalOf | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        body_timeout_s: float = BODY_TIMEOUT_S,
         response_headers: dict[str, str] | None = None,
     ) -> None:
         self.server = server
-        self.allowed_hosts = {h.lower() for h in allowed_hosts}
         self.principal_of = principal_of
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
         self.response_headers = response_headers or {}
 
-    def _reject(self, exc: McpError, request_id: Any = None) -> Response:
-        return json_response(error_reply(request_id, exc), self.response_headers)
+    def _json(self, reply: Reply, extra: dict[str, str] | None = None) -> Response:
+        headers = {**self.response_headers, **(extra or {})}
+        if reply.body is None:
+            return Response(status_code=reply.http_status, headers=headers)
+        content, status = self._encode(reply)
+        return Response(content, status, headers, media_type="application/json")
+
+    def _encode(self, reply: Reply) -> tuple[bytes, int]:
+        """The reply as bytes; one that cannot be encoded is a server bug: -32603, HTTP 200."""
+        assert reply.body is not None
+        try:
+            return encode_message(reply.body), reply.http_status
+        except Unencodable as exc:
+            request_id = reply.body.get("id")
+            log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
+            fallback = error_reply(request_id, errors.internal_error())
+            try:
+                return encode_message(fallback.body), fallback.http_status
+            except Unencodable:
+                return _INTERNAL_ERROR, 200
+
+    def _reject(self, exc: McpError, request_id: Any = None, **extra: str) -> Response:
+        return self._json(error_reply(request_id, exc), extra)
 
     def _unauthorized(self) -> Response:
         # One answer for a missing and a wrong token: the reason is only in the server log.
         body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Unauthorized"}}
         headers = {"WWW-Authenticate": 'Bearer realm="mcp"', **self.response_headers}
-        return Response(dumps(body), 401, headers, media_type="application/json")
+        return Response(encode_message(body), 401, headers, media_type="application/json")
 
-    def _host_allowed(self, request: Request) -> bool:
-        host = _hostname(request.headers.get("host", "")).lower()
-        if "*" not in self.allowed_hosts and host not in self.allowed_hosts:
-            return False
-        origin = request.headers.get("origin")
-        if origin is None:  # non-browser clients send no Origin (HTTP-27, KIT: allowed)
-            return True
-        origin_host = _origin_host(origin)
-        if origin_host is None:
-            return False
-        return "*" in self.allowed_hosts or origin_host.lower() in self.allowed_hosts
+    async def _read_body(self, request: Request) -> bytes:
+        """The body, read chunk by chunk within the limits; McpError 413 / 408 / 400."""
+        too_large = McpError(-32600, "Request body too large", http_status=413)
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not _CONTENT_LENGTH.fullmatch(declared):
+                raise errors.invalid_request("Content-Length is not a decimal of at most 18 digits")
+            if int(declared) > self.max_body_bytes:
+                raise too_large  # refused before a byte of it is read
+        body = bytearray()
+        try:
+            async with asyncio.timeout(self.body_timeout_s):
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > self.max_body_bytes:
+                        raise too_large  # stop reading: the rest is never held
+        except TimeoutError:
+            message = f"Request body not received within {self.body_timeout_s:g} s"
+            raise McpError(-32600, message, http_status=408) from None
+        return bytes(body)
 
     async def handle(self, request: Request) -> Response:
-        if not self._host_allowed(request):  # 1
-            return Response(
-                dumps({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden origin"}}),
-                status_code=403,
-                media_type="application/json",
-                headers=self.response_headers,
-            )
         if request.method != "POST":  # 2
             return Response(status_code=405, headers={"Allow": "POST", **self.response_headers})
         try:
             # The principal comes from the credential, never from the body (SEC-9); it is
-            # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not parsed.
+            # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not read.
             principal = self.principal_of(request) if self.principal_of else None
         except Unauthenticated as exc:
             auth_log.warning("rejected request: %s", exc.reason)
             return self._unauthorized()
-        body = await request.body()  # 3
-        if len(body) > self.max_body_bytes:
-            return self._reject(McpError(-32600, "Request body too large", http_status=413))
         try:
-            message = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return self._reject(errors.parse_error(str(exc)))
-        request_id = message.get("id") if isinstance(message, dict) else None
+            data = await self._read_body(request)  # 3
+        except McpError as exc:
+            # A body we gave up waiting for leaves the connection unusable: close it.
+            close = {"Connection": "close"} if exc.http_status == 408 else {}
+            return self._reject(exc, **close)
+        except ClientDisconnect:
+            return Response(status_code=400)  # nobody is left to read it
+        request_id = None
         try:
-            parsed = parse_message(message)  # 4
-            if isinstance(parsed, JSONRPCNotification):  # 5
+            message = decode_body(data)  # 4
+            request_id = message.get("id") if isinstance(message, dict) else None
+            parsed = parse_message(message)  # 5
+            if isinstance(parsed, JSONRPCNotification):  # 6
                 return Response(status_code=202, headers=self.response_headers)
-            hdr.check_present(request.headers, parsed.method)  # 6
-            meta = check_request_meta(parsed)  # 7
-            hdr.check_matches_body(  # 8
+            legacy_version = _legacy_initialize_version(parsed)  # 7
+            if legacy_version is not None:
+                supported = list(self.server.supported_versions)
+                raise errors.unsupported_version(supported, legacy_version)
+            hdr.check_present(request.headers, parsed.method)  # 8
+            meta = check_request_meta(parsed)  # 9
+            hdr.check_matches_body(  # 10
                 request.headers,
                 parsed.method,
                 parsed.params,
@@ -160,9 +265,11 @@ class McpHttpEndpoint:
         except McpError as exc:
             return self._reject(exc, request_id)
         wants_sse = "text/event-stream" in request.headers.get("accept", "")
-        return await self._respond(parsed, meta, principal, wants_sse)  # 9
+        return await self._respond(parsed, meta, principal, wants_sse)  # 11
 
-    async def _respond(self, parsed: Any, meta: Any, principal: str | None, sse: bool) -> Response:
+    async def _respond(
+        self, parsed: JSONRPCRequest, meta: Any, principal: str | None, sse: bool
+    ) -> Response:
         """Run the core; JSON if it answers straight away, SSE if it streams notifications."""
         queue: asyncio.Queue[dict[str, Any] | Reply] = asyncio.Queue()
 
@@ -170,9 +277,13 @@ class McpHttpEndpoint:
             await queue.put(notification)
 
         async def run() -> None:
-            reply = await self.server.handle_request(
-                parsed, meta, principal=principal, emit=emit if sse else None
-            )
+            try:
+                reply = await self.server.handle_request(
+                    parsed, meta, principal=principal, emit=emit if sse else None
+                )
+            except Exception:  # handle_request answers handler failures itself: a core bug
+                log.exception("request %r failed outside its handler", parsed.id)
+                reply = error_reply(parsed.id, errors.internal_error())
             await queue.put(reply)
 
         task = asyncio.create_task(run())
@@ -182,20 +293,28 @@ class McpHttpEndpoint:
             task.cancel()  # the client went away before the first byte (HTTP-25)
             raise
         if isinstance(first, Reply):
-            return json_response(first, self.response_headers)
+            return self._json(first)
 
-        async def stream() -> AsyncIterator[str]:
+        async def stream() -> AsyncIterator[bytes]:
             item: dict[str, Any] | Reply = first
             try:
-                while True:
-                    if isinstance(item, Reply):
-                        assert item.body is not None
-                        yield f"data: {dumps(item.body)}\n\n"
-                        return  # the answer ends the stream (HTTP-21)
-                    yield f"data: {dumps(item)}\n\n"
+                while not isinstance(item, Reply):
+                    try:
+                        data = encode_message(item)
+                    except Unencodable as exc:
+                        # A handler emitted what JSON cannot carry: a server bug. End the
+                        # stream with an error for this request instead of cutting it.
+                        log.error(
+                            "a notification for request %r cannot be encoded (%s)", parsed.id, exc
+                        )
+                        item = error_reply(parsed.id, errors.internal_error())
+                        break
+                    yield b"data: " + data + b"\n\n"
                     item = await queue.get()
+                data, _status = self._encode(item)
+                yield b"data: " + data + b"\n\n"  # the answer ends the stream (HTTP-21)
             finally:
-                if not task.done():  # the client closed the stream: that is the cancel (HTTP-25)
+                if not task.done():  # the client closed the stream, or we ended it (HTTP-25)
                     task.cancel()
 
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", **self.response_headers}
@@ -205,15 +324,24 @@ class McpHttpEndpoint:
 def bind_tcp(host: str, port: int) -> socket.socket:
     """A listening-ready TCP socket on ``host:port`` (port 0 picks a free one) for uvicorn.
 
-    Binding before serving lets the caller print or hand out the real URL. The protocol is
-    IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
-    without it a response written in two parts waits ~40 ms for a delayed ACK (Nagle).
+    Binding before serving lets the caller print or hand out the real URL. The socket already
+    listens, so a client that connects as soon as it reads the URL waits in the backlog until
+    uvicorn accepts, instead of being refused. The protocol is IPPROTO_TCP, not 0: asyncio
+    sets TCP_NODELAY only on sockets that say they are TCP, and without it a response written
+    in two parts waits ~40 ms for a delayed ACK (Nagle).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # uvicorn's default backlog; it calls listen() again, harmlessly
     return sock
+
+
+def _not_found(request: Request, exc: Exception) -> Response:
+    # HTTP-1: one endpoint path. Nothing from the request (path, Host) goes into the answer.
+    body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "No MCP endpoint here"}}
+    return Response(encode_message(body), 404, media_type="application/json")
 
 
 def create_app(
@@ -223,9 +351,11 @@ def create_app(
     allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
     principal_of: PrincipalOf | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    body_timeout_s: float = BODY_TIMEOUT_S,
     response_headers: dict[str, str] | None = None,
 ) -> Starlette:
-    """A Starlette app serving ``server`` at ``path`` (HTTP-1). Run it with uvicorn.
+    """A Starlette app serving ``server`` at ``path`` (HTTP-1). Run it with uvicorn, ideally
+    with ``uvicorn_config``.
 
     ``allowed_hosts`` lists the Host names (and Origin hosts) accepted; the default admits only
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
@@ -234,11 +364,86 @@ def create_app(
     """
     endpoint = McpHttpEndpoint(
         server,
-        allowed_hosts=allowed_hosts,
         principal_of=principal_of,
         max_body_bytes=max_body_bytes,
+        body_timeout_s=body_timeout_s,
         response_headers=response_headers,
     )
-    return Starlette(
-        routes=[Route(path, endpoint.handle, methods=["GET", "POST", "DELETE", "PUT"])]
+    hosts = [_allowed_host(h) for h in allowed_hosts]  # a bad entry fails here, not later
+    guard = Middleware(HostOriginGuard, allowed_hosts=hosts, response_headers=response_headers)
+    app = Starlette(
+        routes=[Route(path, endpoint.handle, methods=_ANY_METHOD)],
+        middleware=[guard],
+        exception_handlers={404: _not_found},
     )
+    app.router.redirect_slashes = False  # a redirect would be built from the Host header
+    return app
+
+
+# -- serving ------------------------------------------------------------------------------------
+
+
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol plus the timer it lacks: a deadline for the request head.
+
+    uvicorn closes a keep-alive connection that stays idle after a response, but not one that
+    sends nothing at all or dribbles its head (slowloris), and any byte received stops its
+    timer for good. This closes a connection ``head_timeout_s`` after it opened, or after its
+    last response, unless a request is being answered by then: the adapter's body timeout and
+    the handler govern that request.
+    """
+
+    head_timeout_s: float = HEAD_TIMEOUT_S
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        super().connection_lost(exc)
+
+    def _arm_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self.loop.call_later(self.head_timeout_s, self._deadline_passed)
+
+    def _deadline_passed(self) -> None:
+        if self.cycle is not None and not self.cycle.response_complete:
+            return  # a request is being answered; its end re-arms the deadline
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def uvicorn_config(
+    app: ASGIApp,
+    *,
+    log_level: str = "info",
+    head_timeout_s: float = HEAD_TIMEOUT_S,
+    **overrides: Any,
+) -> uvicorn.Config:
+    """The uvicorn settings of every kit server, in one place (limits: see above).
+
+    ``ws="none"``: the kit serves no WebSocket, so an upgrade request is plain HTTP to it.
+    """
+    protocol = DeadlineH11Protocol
+    if head_timeout_s != DeadlineH11Protocol.head_timeout_s:
+        protocol = type("DeadlineH11Protocol", (DeadlineH11Protocol,), {})
+        protocol.head_timeout_s = head_timeout_s
+    options: dict[str, Any] = {
+        "http": protocol,
+        "ws": "none",
+        "log_level": log_level,
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+        "limit_concurrency": MAX_CONCURRENCY,
+        "timeout_graceful_shutdown": 2,
+    }
+    options.update(overrides)
+    return uvicorn.Config(app, **options)

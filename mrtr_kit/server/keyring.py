@@ -3,7 +3,7 @@
 A ``KeyRing`` is an ordered list of ``StateKey`` s. The **first** key seals every new state;
 **every** key opens one (the token names its key id, so the right one is found at once).
 Several instances that serve one fleet must hold the same ring: a retry may reach any of them
-(MRTR-S8). Give it to every instance from configuration::
+(CORE-8, CORE-9: every request stands alone). Give it to every instance from configuration::
 
     MRTR_KIT_STATE_KEYS="k2:<64 hex digits>,k1:<64 hex digits>"   # first one seals
     MRTR_KIT_STATE_KEY="<64 hex digits>"                           # one key, id "k0"

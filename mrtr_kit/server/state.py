@@ -19,7 +19,8 @@ plus ``asked`` (the input keys asked with this state, SEC-6) and ``data`` (the h
 state). Clocks of several instances differ a little: ``skew_s`` bounds the tolerance.
 
 Every failure raises ``InvalidState`` with a reason for the server log; the wire always gets
-``invalid_state_error()``, so a forger learns nothing from the answer (SEC-2, KIT).
+``invalid_state_error()``, so a forger learns nothing from the answer (a kit convention, KIT;
+the spec asks that a failed state be rejected, MRTR-S4a).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ __all__ = [
 
 
 def invalid_state_error() -> McpError:
-    """The one answer for every requestState rejection (SEC-2, KIT): a forger learns nothing."""
+    """The one answer for every requestState rejection (KIT): a forger learns nothing."""
     return invalid_params(INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
 
 

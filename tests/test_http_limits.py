@@ -1,0 +1,223 @@
+"""Bodies and connections are bounded (DESIGN §6): the size cap is checked before reading, a
+streamed body is read only up to the cap, a body that never arrives times out (408), and a
+connection that never sends a complete request head is closed.
+
+The body tests call the ASGI app directly with a ``receive`` that counts what it hands out,
+so "did not read past the cap" is exact, not a memory estimate. The connection tests run
+uvicorn with the kit's own settings (``uvicorn_config``) on loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from helpers import request
+
+from mrtr_kit.protocol import constants as c
+from mrtr_kit.server import McpServer
+from mrtr_kit.server.http import MAX_BODY_BYTES, bind_tcp, create_app, uvicorn_config
+
+CHUNK = 64 * 1024
+
+
+def build() -> McpServer:
+    s = McpServer("limits-server", state_key=b"l" * 32)
+
+    @s.tool(description="Answers.")
+    def ok(ctx):
+        return "ok"
+
+    return s
+
+
+class Client:
+    """Drives one HTTP request through an ASGI app: counts body chunks the app pulls."""
+
+    def __init__(self, body_chunks: Iterator[bytes] | None, *, never_send: bool = False):
+        self.chunks = body_chunks
+        self.never_send = never_send
+        self.pulled = 0
+        self.status: int | None = None
+        self.headers: dict[str, str] = {}
+        self.body = b""
+
+    async def receive(self) -> dict[str, Any]:
+        if self.never_send:
+            await asyncio.sleep(3600)  # a body that was declared and never sent
+        assert self.chunks is not None
+        self.pulled += 1
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": chunk, "more_body": True}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = {k.decode(): v.decode() for k, v in message.get("headers", [])}
+        elif message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
+    def error(self) -> dict[str, Any]:
+        return json.loads(self.body)["error"]
+
+
+def scope(extra_headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (c.HEADER_PROTOCOL_VERSION.lower().encode(), c.PROTOCOL_VERSION.encode()),
+        (c.HEADER_METHOD.lower().encode(), b"server/discover"),
+        *extra_headers,
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
+def endless(total: int) -> Iterator[bytes]:
+    sent = 0
+    while sent < total:
+        sent += CHUNK
+        yield b"x" * CHUNK
+
+
+def run_app(app: Any, client: Client, headers: list[tuple[bytes, bytes]]) -> Client:
+    asyncio.run(asyncio.wait_for(app(scope(headers), client.receive, client.send), 10))
+    return client
+
+
+def test_declared_oversized_body_is_413_without_reading_it():
+    """KIT (DESIGN §6): Content-Length over the cap -> 413 and a JSON-RPC error, and not one
+    body chunk is read (before: the whole body was read, then refused)."""
+    app = create_app(build())
+    client = run_app(app, Client(endless(100_000_000)), [(b"content-length", b"100000000")])
+    assert client.status == 413 and client.error()["code"] == -32600
+    assert client.pulled == 0
+
+
+def test_streamed_body_reading_stops_at_the_cap():
+    """KIT (DESIGN §6): a chunked body with no Content-Length is read only up to the cap:
+    100 MB offered, about 1 MB pulled (before: all 1,526 chunks were pulled into memory)."""
+    app = create_app(build())
+    client = run_app(app, Client(endless(100_000_000)), [])
+    assert client.status == 413 and client.error()["code"] == -32600
+    assert client.pulled <= MAX_BODY_BYTES // CHUNK + 2
+
+
+def test_content_length_that_lies_low_is_still_capped():
+    """A Content-Length under the cap does not switch the cap off: the bytes are counted."""
+    app = create_app(build())
+    client = run_app(app, Client(endless(100_000_000)), [(b"content-length", b"10")])
+    assert client.status == 413
+    assert client.pulled <= MAX_BODY_BYTES // CHUNK + 2
+
+
+@pytest.mark.parametrize("value", [b"abc", b"-1", b"1e3", b" 12", b"99999999999999999999999"])
+def test_malformed_content_length_is_400(value):
+    """A Content-Length that is not a plain decimal is refused before reading: 400, -32600."""
+    app = create_app(build())
+    client = run_app(app, Client(endless(10)), [(b"content-length", value)])
+    assert client.status in (400, 413) and client.error()["code"] == -32600
+    assert client.pulled == 0
+
+
+def test_body_declared_but_never_sent_times_out_with_408():
+    """KIT (DESIGN §6): a body that does not arrive within the body timeout -> 408 with a
+    JSON-RPC error and Connection: close (before: the request waited forever)."""
+    app = create_app(build(), body_timeout_s=0.2)
+    started = time.monotonic()
+    client = run_app(app, Client(None, never_send=True), [(b"content-length", b"500")])
+    assert time.monotonic() - started < 5
+    assert client.status == 408 and client.error()["code"] == -32600
+    assert client.headers.get("connection") == "close"
+
+
+def test_a_normal_body_still_works():
+    app = create_app(build())
+    body = json.dumps(request("server/discover")).encode()
+    client = run_app(app, Client(iter([body])), [(b"content-length", str(len(body)).encode())])
+    assert client.status == 200 and "result" in json.loads(client.body)
+
+
+# --- connections that never finish their request head (slowloris) -------------------------------
+
+
+@pytest.fixture()
+def live_port() -> Iterator[int]:
+    """uvicorn with the kit's settings and a short head deadline, on a free loopback port."""
+    sock = bind_tcp("127.0.0.1", 0)
+    config = uvicorn_config(create_app(build()), log_level="warning", head_timeout_s=0.5)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    yield sock.getsockname()[1]
+    server.should_exit = True
+    thread.join(5)
+
+
+def _closed_within(port: int, payload: bytes, seconds: float) -> tuple[bool, bytes]:
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.settimeout(seconds)
+        s.sendall(payload)
+        received = b""
+        try:
+            while chunk := s.recv(4096):
+                received += chunk
+        except TimeoutError:
+            return False, received
+        return True, received
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pytest.param(b"", id="idle connection"),
+        pytest.param(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", id="half a request head"),
+    ],
+)
+def test_connection_without_a_request_head_is_closed(live_port, payload):
+    """KIT (DESIGN §6): uvicorn never times out a connection that sends nothing, or only part
+    of its request head (slowloris); the kit's protocol closes it after the head deadline
+    (before: still open after 8 s)."""
+    closed, _ = _closed_within(live_port, payload, 5)
+    assert closed
+
+
+@pytest.mark.slow
+def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
+    """The head deadline does not cut a request being answered: a full request gets its
+    answer on the same connection, and the connection closes once idle."""
+    body = json.dumps(request("server/discover")).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n{c.HEADER_METHOD}: server/discover"
+        f"\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    closed, received = _closed_within(live_port, head + body, 5)
+    assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
+    assert closed
