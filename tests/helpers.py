@@ -30,6 +30,20 @@ def request(method: str, params: dict[str, Any] | None = None, **meta_kw: Any) -
     return {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": p}
 
 
+def headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
+    """The standard headers of a 2026-07-28 POST (HTTP-15), plus ``extra``."""
+    h = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
+        c.HEADER_METHOD: method,
+    }
+    if name is not None:
+        h[c.HEADER_NAME] = name
+    h.update(extra)
+    return h
+
+
 def discover_over_http(
     url: str, headers: dict[str, str] | None = None, timeout: float = 2
 ) -> httpx.Response:

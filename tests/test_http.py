@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from helpers import meta
+from helpers import headers, meta
 
 from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol import constants as c
@@ -69,19 +69,6 @@ def build() -> McpServer:
 
 APP_SERVER = build()
 APP = create_app(APP_SERVER)
-
-
-def headers(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
-    h = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.HEADER_METHOD: method,
-    }
-    if name is not None:
-        h[c.HEADER_NAME] = name
-    h.update(extra)
-    return h
 
 
 def body(method: str, params: dict | None = None, rid: int = 1, **meta_kw) -> dict:

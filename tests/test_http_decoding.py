@@ -16,10 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import meta
+from helpers import headers, meta
 
 from mrtr_kit.lessons.basics import LoopbackServer
-from mrtr_kit.protocol import constants as c
 from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.wire_json import (
     MAX_DEPTH,
@@ -74,18 +73,6 @@ def build() -> McpServer:
 APP = create_app(build())
 
 
-def std_headers(method: str, name: str | None = None) -> dict[str, str]:
-    h = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.HEADER_METHOD: method,
-    }
-    if name is not None:
-        h[c.HEADER_NAME] = name
-    return h
-
-
 def call_body(name: str, arguments: Any = None, rid: Any = 1, **meta_kw: Any) -> dict[str, Any]:
     params: dict[str, Any] = {"_meta": meta(**meta_kw), "name": name}
     if arguments is not None:
@@ -126,7 +113,7 @@ def assert_parse_error(resp: httpx.Response) -> dict[str, Any]:
 
 
 def tools_call(name: str, payload: bytes) -> httpx.Response:
-    return post(payload, std_headers("tools/call", name))
+    return post(payload, headers("tools/call", name))
 
 
 def _nested(depth: int) -> str:
@@ -301,7 +288,7 @@ def test_http_21_sse_progress_token_surrogate_is_refused_not_cut(live_url):
     """HTTP-21: a progressToken holding a lone surrogate is refused before any stream starts
     (before: a 200 SSE stream cut when the first progress event failed to encode)."""
     payload = _with_escape(call_body("steps", rid=5, progressToken="LONE"))
-    resp = httpx.post(live_url, content=payload, headers=std_headers("tools/call", "steps"))
+    resp = httpx.post(live_url, content=payload, headers=headers("tools/call", "steps"))
     assert_parse_error(resp)
 
 
@@ -310,7 +297,7 @@ def test_http_21_sse_event_that_cannot_be_encoded_ends_with_an_error_event(live_
     stream still ends properly, with a -32603 error event for this id (before: cut)."""
     payload = raw(call_body("bad_progress", rid=6, progressToken="p"))
     resp = httpx.post(
-        live_url, content=payload, headers=std_headers("tools/call", "bad_progress"), timeout=10
+        live_url, content=payload, headers=headers("tools/call", "bad_progress"), timeout=10
     )
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event")
     events = _sse_events(resp)
@@ -325,9 +312,7 @@ def test_http_21_sse_answer_that_cannot_be_encoded_ends_with_an_error_event(live
     """HTTP-21 / KIT: a final answer that cannot be encoded (infinity) after a progress event
     becomes a -32603 error event, never the bare word Infinity on the wire."""
     payload = raw(call_body("progress_then_nan", rid=8, progressToken="p"))
-    resp = httpx.post(
-        live_url, content=payload, headers=std_headers("tools/call", "progress_then_nan")
-    )
+    resp = httpx.post(live_url, content=payload, headers=headers("tools/call", "progress_then_nan"))
     events = _sse_events(resp)
     assert events[0]["method"] == "notifications/progress"
     assert events[-1] == {
@@ -341,7 +326,7 @@ def test_http_21_handler_raising_after_a_notification_ends_the_stream_with_32603
     """HTTP-21: a handler that raises after a progress event: the stream ends with -32603."""
     payload = raw(call_body("raises_late", rid=7, progressToken="p"))
     resp = httpx.post(
-        live_url, content=payload, headers=std_headers("tools/call", "raises_late"), timeout=10
+        live_url, content=payload, headers=headers("tools/call", "raises_late"), timeout=10
     )
     events = _sse_events(resp)
     assert events[0]["method"] == "notifications/progress"

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import httpx
+from helpers import request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,21 +104,7 @@ json_value = st.recursive(
 
 
 def tool_names() -> list[str]:
-    listed = asyncio.run(
-        SERVER.handle(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/list",
-                "params": {
-                    "_meta": {
-                        c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-                        c.META_CLIENT_CAPABILITIES: {},
-                    }
-                },
-            }
-        )
-    )
+    listed = asyncio.run(SERVER.handle(request("tools/list")))
     assert listed.body is not None
     return [t["name"] for t in listed.body["result"]["tools"]]
 
