@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from .. import __version__
 from ..protocol import constants as c
 from ..protocol.errors import UNSUPPORTED_PROTOCOL_VERSION
-from ..protocol.models import Implementation
+from ..protocol.models import Implementation, to_wire
 from .errors import (
     InvalidAnswers,
     McpRemoteError,
@@ -95,7 +95,7 @@ class RequestFactory:
         self.protocol_version = protocol_version
         self.capabilities = caps
         if isinstance(client_info, BaseModel):
-            client_info = client_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+            client_info = to_wire(client_info)
         self.client_info = dict(client_info) if client_info is not None else None
         self._ids: Iterator[int] = itertools.count(first_id)
 
@@ -228,7 +228,7 @@ class CallStatus(Enum):
 def answer_to_wire(answer: Any) -> Any:
     """Accept pydantic answers (``ElicitResult`` etc.) as well as plain dicts."""
     if isinstance(answer, BaseModel):
-        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return to_wire(answer)
     return answer
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
 import itertools
 import json
 import weakref
@@ -38,6 +37,7 @@ from typing import Any
 import httpx
 
 from ..protocol import constants as c
+from ..protocol.aio import maybe_await
 from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from ..protocol.models import Implementation
 from .answers import (
@@ -100,10 +100,6 @@ class TraceRecord:
 def _error_code(response: Mapping[str, Any]) -> int | None:
     error = response.get("error")
     return error.get("code") if isinstance(error, dict) else None
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class McpClient:
@@ -543,7 +539,7 @@ class McpClient:
             )
         record.notifications.append(message)
         if self.on_notification is not None:
-            await _maybe_await(self.on_notification(message))
+            await maybe_await(self.on_notification(message))
         return None
 
 

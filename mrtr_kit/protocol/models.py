@@ -3,7 +3,8 @@
 Wire names are camelCase (``inputRequests``), Python names snake_case (``input_requests``);
 ``_meta`` is ``meta`` in Python. Unknown fields are kept (``extra="allow"``) so that a message
 passes through the kit unchanged, as the spec asks of fields a receiver does not know.
-``to_wire()`` gives the JSON-ready dict; ``Model.model_validate(obj)`` parses one.
+``to_wire()`` (the method, or ``to_wire(model)`` for any pydantic model) gives the JSON-ready
+dict; ``Model.model_validate(obj)`` parses one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,16 @@ class WireModel(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         """The message as JSON-ready data, wire names, unset optional fields left out."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return to_wire(self)
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """Any pydantic model (the kit's, the official SDK's, a handler's own) as wire data.
+
+    The one recipe for turning a model into a message: JSON types, wire (alias) names, and
+    fields that are ``None`` left out, as the spec leaves out absent optional fields.
+    """
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 JSONObject = dict[str, Any]
@@ -90,16 +100,6 @@ class RequestMeta(WireModel):
     progress_token: RequestId | None = Field(default=None, alias=c.META_PROGRESS_TOKEN)
 
 
-class ServerCapabilities(WireModel):
-    tools: JSONObject | None = None
-    prompts: JSONObject | None = None
-    resources: JSONObject | None = None
-    completions: JSONObject | None = None
-    logging: JSONObject | None = None
-    experimental: dict[str, JSONObject] | None = None
-    extensions: dict[str, JSONObject] | None = None
-
-
 # --- JSON-RPC envelope (§2.1) ---------------------------------------------------------------
 
 
@@ -114,24 +114,6 @@ class JSONRPCNotification(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: JSONObject | None = None
-
-
-class ErrorObject(WireModel):
-    code: int
-    message: str
-    data: Any = None
-
-
-class JSONRPCErrorResponse(WireModel):
-    jsonrpc: Literal["2.0"] = "2.0"
-    id: RequestId | None = None
-    error: ErrorObject
-
-
-class JSONRPCResultResponse(WireModel):
-    jsonrpc: Literal["2.0"] = "2.0"
-    id: RequestId
-    result: JSONObject
 
 
 # --- content blocks -------------------------------------------------------------------------
@@ -324,7 +306,6 @@ class ListRootsRequest(WireModel):
 InputRequest = Annotated[
     ElicitRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")
 ]
-InputResponse = ElicitResult | CreateMessageResult | ListRootsResult
 
 
 class InputRequiredResult(WireModel):
@@ -415,42 +396,6 @@ class ReadResourceResult(CacheableResult):
     contents: list[ResourceContents] = Field(default_factory=list)
 
 
-class ListToolsResult(CacheableResult):
-    tools: list[Tool]
-    next_cursor: str | None = None
-
-
-class ListPromptsResult(CacheableResult):
-    prompts: list[Prompt]
-    next_cursor: str | None = None
-
-
-class ListResourcesResult(CacheableResult):
-    resources: list[Resource]
-    next_cursor: str | None = None
-
-
-class ListResourceTemplatesResult(CacheableResult):
-    resource_templates: list[ResourceTemplate]
-    next_cursor: str | None = None
-
-
-class DiscoverResult(CacheableResult):
-    supported_versions: list[str]
-    capabilities: ServerCapabilities
-    instructions: str | None = None
-
-
-class CompletionValues(WireModel):
-    values: list[str]
-    total: int | None = None
-    has_more: bool | None = None
-
-
-class CompleteResult(Result):
-    completion: CompletionValues
-
-
 # --- request params -------------------------------------------------------------------------
 
 
@@ -507,19 +452,3 @@ class CompleteRequestParams(WireModel):
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
     argument: CompleteArgument
     context: CompleteContext | None = None
-
-
-# --- notifications a server may stream on a request's SSE response (HTTP-21) ----------------
-
-
-class ProgressNotificationParams(WireModel):
-    progress_token: RequestId
-    progress: float
-    total: float | None = None
-    message: str | None = None
-
-
-class LoggingMessageNotificationParams(WireModel):
-    level: str
-    data: Any
-    logger: str | None = None

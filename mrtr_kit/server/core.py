@@ -29,7 +29,6 @@ No sockets, no event loop of its own: adapters (``http.py``) call ``handle`` or 
 from __future__ import annotations
 
 import base64
-import inspect
 import logging
 import re
 import time
@@ -43,6 +42,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .. import __version__
 from ..protocol import constants as c
 from ..protocol import errors
+from ..protocol.aio import maybe_await
 from ..protocol.elicitation import SchemaOutsideSubset, check_requested_schema
 from ..protocol.errors import McpError
 from ..protocol.jsonvalues import has_lone_surrogate, json_problem
@@ -76,6 +76,7 @@ from ..protocol.models import (
     TextContent,
     TextResourceContents,
     Tool,
+    to_wire,
 )
 from ..protocol.param_headers import InvalidHeaderAnnotation, annotated_properties
 from .codecs import StateCodec, make_codec
@@ -170,10 +171,6 @@ def _pydantic_problem(exc: ValidationError) -> str:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or "params"
     return f"{loc}: {first['msg']}"
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class McpServer:
@@ -495,7 +492,7 @@ class McpServer:
             _emit=emit,
             _redeem=redeem,
         )
-        outcome = await _maybe_await(entry.handler(ctx))
+        outcome = await maybe_await(entry.handler(ctx))
         if isinstance(outcome, InputRequired):
             return self._finish(outcome, meta, binding)
         mime = getattr(entry.descriptor, "mime_type", None)
@@ -723,11 +720,7 @@ def _gate(requests: dict[str, InputRequestModel], meta: RequestMeta) -> None:
 def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) -> dict[str, Any]:
     """Let handlers return plain Python: text, content blocks, messages, bytes or a model."""
     if isinstance(outcome, BaseModel | dict):
-        result = (
-            outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if isinstance(outcome, BaseModel)
-            else dict(outcome)
-        )
+        result = to_wire(outcome) if isinstance(outcome, BaseModel) else dict(outcome)
         kind = result.get("resultType", c.RESULT_COMPLETE)
         if kind == c.RESULT_INPUT_REQUIRED:
             # One way to ask, so every question passes the same checks: a handler's own
