@@ -1,5 +1,10 @@
 """Shared test set-up.
 
+Markers (pyproject.toml): ``slow`` for a test that starts a real process (a uvicorn server, a
+fleet, ``redis-server``, nginx, a kernel, a subprocess client or checker), ``browser`` for the
+real-browser tests. The fast lane (``python3 tools/kit.py test --fast``) leaves both out, so a
+test that starts a process without the ``slow`` mark fails here, at once, saying so.
+
 ``system_binary`` finds a program a test needs (redis-server, nginx, chromium). On a learner's
 machine a missing one skips the test with a hint; under CI (``CI`` set, as ``.ci/run`` runs)
 it fails, because CI installs them and a skipped test there would hide a broken set-up.
@@ -9,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,3 +43,18 @@ def system_binary(name: str, package: str | None = None, *, paths: tuple[str, ..
     if os.environ.get("CI"):
         pytest.fail(f"{message}; CI must install it")
     pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def _processes_only_in_slow_tests(request: pytest.FixtureRequest, monkeypatch) -> None:
+    """Keep the markers true: outside ``slow``/``browser`` tests, starting a process fails.
+
+    Every way the tests start one (``subprocess.run``, ``Popen``, asyncio's subprocesses, the
+    ledger and fleet helpers) goes through ``subprocess.Popen``."""
+    if request.node.get_closest_marker("slow") or request.node.get_closest_marker("browser"):
+        return
+
+    def refuse(self: subprocess.Popen[bytes], args: object, *rest: object, **kw: object) -> None:
+        pytest.fail(f"this test starts a process ({args!r}): mark it @pytest.mark.slow")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)

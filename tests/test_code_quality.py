@@ -30,11 +30,13 @@ def _ruff() -> list[str]:
     return _tool("ruff")
 
 
+@pytest.mark.slow  # runs a checker in its own process
 def test_ruff_check_is_clean():
     proc = subprocess.run([*_ruff(), "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # runs a checker in its own process
 def test_ruff_format_is_clean():
     proc = subprocess.run(
         [*_ruff(), "format", "--check", "."], cwd=ROOT, capture_output=True, text=True
@@ -42,6 +44,7 @@ def test_ruff_format_is_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # runs a checker in its own process
 def test_mypy_strict_is_clean(tmp_path):
     """pyproject.toml's [tool.mypy]: strict on protocol/, server/ and client/.
 

@@ -360,6 +360,7 @@ def test_a_schema_outside_the_subset_gets_a_clear_message(schema, message):
     assert message in str(info.value)
 
 
+@pytest.mark.slow  # a fresh interpreter, so ipywidgets is truly absent
 def test_form_logic_imports_without_ipywidgets():
     # DESIGN §3: the logic is plain Python; only the widget modules need ipywidgets.
     code = (

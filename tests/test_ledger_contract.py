@@ -34,7 +34,7 @@ def redis_url(tmp_path):
         stop(server.proc)
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def make_ledger(request, tmp_path):
     """A factory: ``make_ledger(clock)`` -> a fresh ledger of this kind. A scenario closes it
     itself, inside its own event loop (a Redis connection belongs to one loop)."""
@@ -107,6 +107,7 @@ def test_expired_ids_are_forgotten_and_live_ones_are_not(kind, sweep_every_s, tm
     assert asyncio.run(scenario()) == (True, False)
 
 
+@pytest.mark.slow  # a real redis-server
 def test_redis_ledger_sets_nx_with_an_expiry(redis_url):
     """SET NX PX: the key exists once, and Redis drops it when the token expires anyway."""
     from mrtr_kit.server.ledger_redis import DEFAULT_PREFIX, RedisLedger

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""The kit's two entry points, needing nothing but Python >= 3.11:
+"""The kit's entry points, needing nothing but Python >= 3.11:
 
-    python3 tools/kit.py lab     # JupyterLab on notebooks/
-    python3 tools/kit.py test    # the whole test suite (unit tests + every notebook under nbval)
+    python3 tools/kit.py lab           # JupyterLab on notebooks/
+    python3 tools/kit.py test          # the whole suite: unit tests + every notebook under nbval
+    python3 tools/kit.py test --fast   # the everyday lane (below)
+
+``test --fast`` runs ``tests/`` without the tests marked ``slow`` (they start real processes:
+servers, fleets, redis-server, nginx, kernels, ruff and mypy) or ``browser``, and without the
+notebooks. Arguments after ``test`` or ``test --fast`` go to pytest (``-x``, ``-k ledger``).
 
 and one for maintainers, after editing a lesson:
 
@@ -69,19 +74,22 @@ def isolated_jupyter_env() -> dict[str, str]:
     return env
 
 
+# The markers are defined in pyproject.toml; tests/conftest.py keeps `slow` true.
+FAST_LANE = ["tests", "-m", "not slow and not browser"]
+FULL_RUN = [
+    "tests",
+    "notebooks",
+    "--nbval",
+    "--nbval-sanitize-with",
+    "tests/nbval_sanitize.cfg",
+    "--nbval-cell-timeout=120",
+]
+
+
 def run_tests(extra: list[str]) -> int:
-    command = [
-        str(PYTHON),
-        "-m",
-        "pytest",
-        "tests",
-        "notebooks",
-        "--nbval",
-        "--nbval-sanitize-with",
-        "tests/nbval_sanitize.cfg",
-        "--nbval-cell-timeout=120",
-        *extra,
-    ]
+    fast = "--fast" in extra
+    extra = [a for a in extra if a != "--fast"]
+    command = [str(PYTHON), "-m", "pytest", *(FAST_LANE if fast else FULL_RUN), *extra]
     print("+", " ".join(command), flush=True)
     code = subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
     if code == 5:  # pytest's "no tests collected" must never pass for a green run
