@@ -11,7 +11,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from mrtr_kit.lessons import basics
 
@@ -303,16 +302,14 @@ def test_notebook_is_stored_with_its_outputs():
     assert any("widget-view" in str(o) for c in code_cells for o in c.outputs)
 
 
-@pytest.mark.slow
-def test_notebook_runs_in_a_fresh_kernel_with_only_the_intended_error():
-    """Its run time is measured by benchmarks/bench_notebooks.py, not asserted here."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
-    )
-    client.execute()
-    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
-    assert [e.ename for e in errors] == ["InvalidAnswers"]  # only the tagged MRTR-C1 cell
+def test_the_only_error_stored_is_the_intended_one():
+    """The stored run has one error: ``InvalidAnswers`` (MRTR-C1), in the cell tagged for it.
+
+    nbval strict, in the README's test command, runs the notebook in a fresh kernel, fails any
+    untagged cell that raises and compares every output with the stored one, an error's
+    ``ename`` and ``evalue`` included: so the live run has only this error too, and the
+    notebook need not run a second time here. (Its run time: benchmarks/bench_notebooks.py.)"""
+    code_cells = [c for c in cells() if c.cell_type == "code"]
+    errors = [(c, o) for c in code_cells for o in c.outputs if o.output_type == "error"]
+    assert [o.ename for _, o in errors] == ["InvalidAnswers"]
+    assert all("raises-exception" in c.metadata.get("tags", []) for c, _ in errors)

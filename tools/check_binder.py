@@ -8,18 +8,29 @@ environment in a temporary folder, from a copy of the repository, and then check
 
 1. the kit and its Jupyter layer import there;
 2. the JupyterLab widgets extension is installed and enabled, so the forms would render;
-3. notebook 01 passes ``pytest --nbval`` (strict) with its kernel running in that environment.
+3. a kernel running in that environment imports everything every lesson imports (read from
+   the notebooks' code cells), and completes lesson 01's form flow: the weather tool over
+   loopback HTTP, its form displayed, filled in and accepted, the call complete.
+
+What this stage checks is the *environment*: the lessons themselves run under nbval, strict,
+in the README's test command (``python3 tools/kit.py test``), which CI runs just before; a
+second full run of notebook 01 here would test the same cells again with the same versions
+(``binder/requirements.txt`` and the ``lab`` extra resolve the same ranges). A lesson that
+imports something Binder does not install, or a form flow that breaks in Binder's kernel,
+fails here.
 
 nbval itself runs from the environment running this script (the kit's ``.venv``); only the
 kernel, which is what a Binder user gets, comes from the Binder environment.
 
 Usage, from the project root:  .venv/bin/python tools/check_binder.py
-Standard library only.
+Standard library only (it writes the smoke notebook as plain JSON).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -31,7 +42,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
-NOTEBOOK = "notebooks/01-the-basic-flow.ipynb"
+NOTEBOOKS = ROOT / "notebooks"
 KERNEL_NAME = "mrtr-binder-check"
 # What a clone would not contain, or what this copy must not reuse.
 NOT_COPIED = shutil.ignore_patterns(
@@ -41,6 +52,7 @@ NOT_COPIED = shutil.ignore_patterns(
     ".conformance",
     ".hypothesis",
     ".ruff_cache",
+    ".mypy_cache",
     "__pycache__",
     "*.egg-info",
     "build",
@@ -57,6 +69,63 @@ def step(title: str) -> float:
 def run(command: list[str], *, cwd: Path, env: dict[str, str]) -> None:
     print("+", " ".join(command), flush=True)
     subprocess.run(command, cwd=cwd, env=env, check=True)
+
+
+# Lesson 01's form flow (its Paris cells), over real loopback HTTP as its URL-mode section runs.
+FLOW_CELL = """\
+from IPython.display import display
+
+from mrtr_kit.examples import lessons
+from mrtr_kit.jupyter.flow import start_tool_call, widget_client
+from mrtr_kit.lessons.basics import LoopbackServer
+from mrtr_kit.server.http import create_app
+
+site = LoopbackServer.start(lambda base_url: create_app(lessons.build_server()))
+try:
+    client = widget_client(f"{site.url}/mcp")
+    paris = await start_tool_call(client, "get_weather", {"city": "Paris"})
+    display(paris)
+    paris.form.fill(login="ada", units="fahrenheit").accept()
+    status = await paris.settled()
+    assert status == "complete", (status, paris.text)
+    assert "Hello ada!" in paris.text, paris.text
+    print(paris.text)
+finally:
+    site.stop()
+"""
+
+
+def lesson_imports(notebook: Path) -> list[str]:
+    """The top-level import statements of a notebook's code cells (magics left out)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    found: list[str] = []
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        code = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+        for node in ast.parse(code).body:
+            if isinstance(node, ast.Import | ast.ImportFrom) and ast.unparse(node) not in found:
+                found.append(ast.unparse(node))
+    return found
+
+
+def smoke_notebook() -> dict[str, object]:
+    """One cell of imports per lesson, then the form flow; run with ``--nbval-lax``."""
+
+    def cell(n: int, source: str) -> dict[str, object]:
+        return {"id": f"smoke-{n}", "cell_type": "code", "metadata": {}, "source": source,
+                "outputs": [], "execution_count": None}  # fmt: skip
+
+    lessons = sorted(NOTEBOOKS.glob("*.ipynb"))
+    sources = [f"# {nb.name}\n" + "\n".join(lesson_imports(nb)) for nb in lessons]
+    cells = [cell(n, source) for n, source in enumerate([*sources, FLOW_CELL])]
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": KERNEL_NAME, "display_name": "Binder check"}},
+        "cells": cells,
+    }
 
 
 def binder_python_version() -> str | None:
@@ -120,7 +189,9 @@ def main() -> int:
             print("the ipywidgets JupyterLab extension is missing or disabled: no forms on Binder")
             return 1
 
-        step("notebook 01 under nbval, kernel from the Binder environment")
+        step("every lesson's imports and lesson 01's form flow, in a Binder kernel")
+        smoke = work / "binder-smoke.ipynb"
+        smoke.write_text(json.dumps(smoke_notebook(), indent=1), encoding="utf-8")
         kernels = work / "kernels"
         run(
             [str(python), "-m", "ipykernel", "install", "--prefix", str(kernels),
@@ -145,11 +216,9 @@ def main() -> int:
             sys.executable,
             "-m",
             "pytest",
-            NOTEBOOK,
-            "--nbval",
+            str(smoke),
+            "--nbval-lax",  # no stored outputs to compare: a cell passes if it raises nothing
             f"--nbval-kernel-name={KERNEL_NAME}",
-            "--nbval-sanitize-with",
-            "tests/nbval_sanitize.cfg",
             "--nbval-cell-timeout=120",
             "-p",
             "no:cacheprovider",
