@@ -45,22 +45,12 @@ import h11
 from mrtr_kit.protocol import constants as c
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the fuzzers' shared vocabulary lives with the tests
+import hostile_http as hostile  # noqa: E402
+
 HOST = "127.0.0.1"  # the only address this script ever connects to
 MB = 1_000_000
 CASE_TIMEOUT_S = 30.0
-
-# Which HTTP statuses each JSON-RPC code may come with (§2.6, KIT-HTTP-B, the adapter's limits).
-STATUS_OF_CODE = {
-    -32700: {400},
-    -32600: {400, 401, 403, 404, 408, 413},
-    -32601: {404},
-    -32602: {200, 400},
-    -32603: {200},
-    -32020: {400},
-    -32021: {400},
-    -32022: {400},
-}
-
 
 # -- the server ---------------------------------------------------------------------------------
 
@@ -195,40 +185,6 @@ def request_head(
 
 # -- building and breaking requests ---------------------------------------------------------------
 
-METHODS = [
-    "tools/call",
-    "tools/call",
-    "tools/call",
-    "tools/list",
-    "prompts/get",
-    "prompts/list",
-    "resources/read",
-    "resources/list",
-    "resources/templates/list",
-    "server/discover",
-    "completion/complete",
-    "initialize",
-    "ping",
-    "no/such/method",
-]
-HOSTILE_VALUES: list[bytes] = [
-    b"NaN",
-    b"Infinity",
-    b"-Infinity",
-    b"1e400",
-    b"-1e999",
-    b"9" * 5000,
-    b"-" + b"9" * 101,
-    b'"\\ud800"',
-    b'"ab\\udfffcd"',
-    b'{"\\udc00": 1}',
-    b'["\\ud83d"]',
-    b"[" * 65 + b"]" * 65,
-    b"[" * 1000 + b"]" * 1000,
-    b'{"a":' * 100 + b"1" + b"}" * 100,
-    b'"\\u0000"',
-    b'"\\ud83d\\ude00"',  # a valid pair: accepted
-]
 WRONG_TYPES: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], [1, 2], {}, {"a": {"b": []}}]
 BAD_HOSTS = [
     b"evil.example.com",
@@ -271,7 +227,7 @@ class Generator:
 
     def valid(self) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
         rng = self.rng
-        method = rng.choice(METHODS)
+        method = rng.choice(hostile.METHODS)
         meta: dict[str, Any] = {
             c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
             c.META_CLIENT_CAPABILITIES: rng.choice(
@@ -321,20 +277,20 @@ class Generator:
         return message
 
     def m_flip(self, message: dict[str, Any], case: Case) -> bytes:
-        data = bytearray(json.dumps(message).encode())
+        data = json.dumps(message).encode()
         for _ in range(self.rng.randint(1, 3)):
             at = self.rng.randrange(len(data))
-            data[at] ^= 1 << self.rng.randrange(8)
-        return bytes(data)
+            data = hostile.damage(data, "flip", at, bit=self.rng.randrange(8))
+        return data
 
     def m_truncate(self, message: dict[str, Any], case: Case) -> bytes:
         data = json.dumps(message).encode()
-        return data[: self.rng.randrange(len(data))]
+        return hostile.damage(data, "truncate", self.rng.randrange(len(data)))
 
     def m_insert(self, message: dict[str, Any], case: Case) -> bytes:
         data = json.dumps(message).encode()
         at = self.rng.randrange(len(data) + 1)
-        return data[:at] + self.rng.choice(HOSTILE_VALUES) + data[at:]
+        return hostile.damage(data, "insert", at, insert=self.rng.choice(hostile.HOSTILE_VALUES))
 
     def _slot(self, message: dict[str, Any], value: Any) -> dict[str, Any]:
         params = message["params"]
@@ -364,9 +320,8 @@ class Generator:
         return message
 
     def m_hostile_value(self, message: dict[str, Any], case: Case) -> bytes:
-        marker = "\u2603hostile\u2603"
-        data = json.dumps(self._slot(message, marker)).encode()
-        return data.replace(json.dumps(marker).encode(), self.rng.choice(HOSTILE_VALUES))
+        data = json.dumps(self._slot(message, hostile.PLACEHOLDER)).encode()
+        return hostile.with_hostile(data, self.rng.choice(hostile.HOSTILE_VALUES))
 
     def m_wrong_type(self, message: dict[str, Any], case: Case) -> Any:
         return self._slot(message, self.rng.choice(WRONG_TYPES))
@@ -490,13 +445,6 @@ class Tally:
     codes_on_streams: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
-def _strict(data: bytes) -> Any:
-    def refuse(name: str) -> Any:
-        raise ValueError(f"{name} in a response")
-
-    return json.loads(data, parse_constant=refuse)
-
-
 def judge(tally: Tally, label: str, out: Outcome) -> None:
     tally.cases += 1
     if out.status is None:
@@ -509,11 +457,13 @@ def judge(tally: Tally, label: str, out: Outcome) -> None:
     try:
         if out.content_type.startswith("text/event-stream"):
             events = [
-                _strict(line[5:]) for line in out.body.splitlines() if line.startswith(b"data:")
+                hostile.strict_json(line[5:])
+                for line in out.body.splitlines()
+                if line.startswith(b"data:")
             ]
             message = events[-1]
         elif out.content_type.startswith("application/json"):
-            message = _strict(out.body)
+            message = hostile.strict_json(out.body)
         else:
             # Requests the HTTP parser (h11) refuses before the app: control bytes in a
             # header, say. uvicorn answers those itself in plain text.
@@ -535,7 +485,7 @@ def judge(tally: Tally, label: str, out: Outcome) -> None:
         tally.codes_on_streams[str(code)] += 1
         if out.status != 200:
             tally.misfits.append(f"{label}: SSE stream with HTTP {out.status}")
-    elif out.status not in STATUS_OF_CODE.get(code, {200}):
+    elif out.status not in hostile.STATUS_OF_CODE.get(code, {200}):
         tally.misfits.append(f"{label}: code {code} with HTTP {out.status}")
 
 
@@ -613,7 +563,7 @@ async def slow_connections(server: Server, tally: Tally) -> list[str]:
     half = closed_after(server.port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     drip_out, idle_s, half_s = await asyncio.gather(drip, idle, half)
     judge(tally, "slow drip", drip_out)
-    code = _strict(drip_out.body)["error"]["code"] if drip_out.status else None
+    code = hostile.strict_json(drip_out.body)["error"]["code"] if drip_out.status else None
     return [
         f"  slow drip (1 byte / 0.5 s)         -> HTTP {drip_out.status} ({code}) after "
         f"{drip_out.seconds:.1f} s",

@@ -14,6 +14,15 @@ from typing import Any
 
 import httpx
 from helpers import request
+from hostile_http import (
+    HOSTILE_VALUES,
+    METHODS,
+    PLACEHOLDER,
+    STATUS_OF_CODE,
+    damage,
+    strict_json,
+    with_hostile,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,30 +41,6 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
-# Which HTTP statuses each JSON-RPC code may come with (§2.6, KIT-HTTP-B, the adapter's limits).
-STATUS_OF_CODE = {
-    -32700: {400},
-    -32600: {400, 403, 404, 408, 413},
-    -32601: {404},
-    -32602: {200, 400},
-    -32020: {400},
-    -32021: {400},
-    -32022: {400},
-}
-
-METHODS = [
-    "tools/call",
-    "tools/list",
-    "prompts/get",
-    "prompts/list",
-    "resources/read",
-    "resources/list",
-    "server/discover",
-    "completion/complete",
-    "initialize",
-    "ping",
-    "no/such/method",
-]
 HOSTILE = [
     b"NaN",
     b"-Infinity",
@@ -70,20 +55,6 @@ HOSTILE = [
     b"\xed\xa0\x80",
     b"null",
     b"",
-]
-
-PLACEHOLDER = "\u2603hostile\u2603"
-HOSTILE_VALUES = [
-    b"NaN",
-    b"Infinity",
-    b"1e400",
-    b"-" + b"9" * 4400,
-    b"9" * 101,
-    b'"\\ud800"',
-    b'"x\\udfff"',
-    b'{"\\udc00": 1}',
-    b"[" * 100 + b"]" * 100,
-    b'"\\ud83d\\ude00"',  # a valid pair: fine
 ]
 
 json_leaf = st.one_of(
@@ -158,18 +129,17 @@ def requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str]]:
             params["inputResponses"] = {"k": {"action": "accept", "content": {"n": PLACEHOLDER}}}
         else:
             params["requestState"] = PLACEHOLDER
-    body = json.dumps(message).encode()
-    body = body.replace(json.dumps(PLACEHOLDER).encode(), draw(st.sampled_from(HOSTILE_VALUES)))
+    body = with_hostile(json.dumps(message).encode(), draw(st.sampled_from(HOSTILE_VALUES)))
 
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):  # byte-level damage, drawn places
         at = draw(st.integers(0, len(body)))
         kind = draw(st.sampled_from(["flip", "truncate", "insert"]))
-        if kind == "flip" and at < len(body):
-            body = body[:at] + bytes([body[at] ^ (1 << draw(st.integers(0, 7)))]) + body[at + 1 :]
+        if kind == "flip":
+            body = damage(body, "flip", at, bit=draw(st.integers(0, 7)))
         elif kind == "truncate":
-            body = body[:at]
+            body = damage(body, "truncate", at)
         else:
-            body = body[:at] + draw(st.sampled_from(HOSTILE)) + body[at:]
+            body = damage(body, "insert", at, insert=draw(st.sampled_from(HOSTILE)))
     if draw(st.integers(0, 19)) == 0:
         body = json.dumps(message).encode("utf-16")
 
@@ -206,13 +176,6 @@ async def _post(content: bytes, headers: dict[str, str] | list[tuple[str, str]])
         return await client.send(request)
 
 
-def _strict(text: str) -> Any:
-    def refuse(name: str) -> Any:
-        raise AssertionError(f"{name} in a response")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 def check_message(message: Any) -> None:
     """One JSON-RPC response or notification, shaped as CORE-4 / §2.1 say."""
     assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", message
@@ -238,14 +201,14 @@ def check_response(resp: httpx.Response) -> None:
     kind = resp.headers.get("content-type", "")
     if kind.startswith("text/event-stream"):
         assert resp.status_code == 200
-        events = [_strict(x[5:]) for x in resp.text.splitlines() if x.startswith("data:")]
+        events = [strict_json(x[5:]) for x in resp.text.splitlines() if x.startswith("data:")]
         assert events, resp.text[:300]
         for event in events:
             check_message(event)
         assert "method" not in events[-1], "the stream must end with the response"
         return
     assert kind.startswith("application/json"), (resp.status_code, kind, resp.text[:200])
-    message = _strict(resp.text)
+    message = strict_json(resp.text)
     check_message(message)
     if "error" in message:
         code = message["error"]["code"]
