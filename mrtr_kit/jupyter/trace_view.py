@@ -242,6 +242,9 @@ STATE_DROPPED = "dropped"  # the server sent one, the retry left it out (breaks 
 STATE_UNASKED = "unasked"  # sent though the previous result carried none (breaks MRTR-C2)
 
 _SAME_CALL_PARAMS = ("_meta", "inputResponses", "requestState")  # expected to change per round
+# Compact lists: one fact per line, as in the text form (JupyterLab spaces list items widely).
+_UL = ' style="margin:0.2em 0 0.4em 0;padding-left:1.4em"'
+_LI = ' style="margin:0"'
 
 
 @dataclass(frozen=True)
@@ -432,11 +435,11 @@ def round_block_html(change: RoundChange, *, hide_meta: bool = False) -> str:
         response = wire_json(r.response, hide_meta=hide_meta)
     else:
         response = f"(local failure: {r.error})" if r.error else "(no response yet)"
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in change.lines)
+    items = "".join(f"<li{_LI}>{html.escape(line)}</li>" for line in change.lines)
     return (
         f'<div class="mrtr-round mrtr-round-{html.escape(change.result_type.split()[0])}">'
         f"<div><b>{html.escape(change.title)}</b></div>"
-        f'<ul class="mrtr-round-changes">{items}</ul>'
+        f'<ul class="mrtr-round-changes"{_UL}>{items}</ul>'
         '<details class="mrtr-round-json"><summary>full JSON of this round</summary>'
         f"<div><code>{html.escape(_headers_line(r))}</code></div>"
         "<div><i>request</i></div><pre>"
