@@ -22,6 +22,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,22 @@ class Lab:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def write_notebook(path: Path, cells: Sequence[tuple[str, str]]) -> Path:
+    """Write a notebook of ``(kind, source)`` cells (kind ``"markdown"`` or ``"code"``): a page
+    for widgets no lesson shows in a fixed state, put into the lab's scratch folder."""
+    import nbformat
+
+    make = {"markdown": nbformat.v4.new_markdown_cell, "code": nbformat.v4.new_code_cell}
+    nb = nbformat.v4.new_notebook(cells=[make[kind](source) for kind, source in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nbformat.write(nb, path)
+    return path
 
 
 def start_lab(work: Path, env: dict[str, str], *, timeout: float = 60.0) -> Lab:

@@ -9,6 +9,11 @@ on the page the example serves on loopback. What the tests assert can only appea
 browser sent the typed values and the click to the kernel, the kernel's click handler sent the
 retry to the server, and the server's answer came back into the widget.
 
+Two more tests use a page of their own (``WIDGETS_NOTEBOOK``, written into the lab's scratch
+folder): the round-diff view of a three-round call, where a click opens one round's full JSON,
+and lesson 01's quiz, where a click on a wrong option shows why it is wrong (only the kernel's
+click handler writes that text) and a click on the right one says so.
+
 Screenshots go to ``screenshots/browser/`` (gitignored).
 """
 
@@ -28,14 +33,44 @@ from browser_support import (
     isolated_env,
     short_temp_dir,
     start_lab,
+    write_notebook,
 )
 from conftest import system_binary
+
+from mrtr_kit.lessons.quizzes import LETTERS, quiz
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = "01-the-basic-flow.ipynb"
 LAST_OUTPUT = "BOOKING_FORM is still None"  # the notebook's last output: Run All has finished
 RUN_ALL_TIMEOUT_MS = 90_000
+
+WIDGETS_NOTEBOOK = "browser-trace-and-quiz.ipynb"
+WIDGETS_DONE = "trace and quiz page ready"
+WIDGETS_CELLS = [
+    ("markdown", "The rounds of `book_table`, as the round-diff view shows them."),
+    (
+        "code",
+        """from mrtr_kit.client import McpClient
+from mrtr_kit.examples import booking
+from mrtr_kit.jupyter.round_view import RoundDiffView
+from mrtr_kit.server.http import create_app
+
+DETAILS = {"details": {"action": "accept", "content": {"party": 2, "when": "2026-09-01"}}}
+CONFIRM = {"confirm": {"action": "accept", "content": {"ok": True}}}
+async with McpClient.for_app(
+    create_app(booking.build_server()), elicitation=lambda p, c: None
+) as client:
+    call = await client.begin_tool_call("book_table", {"restaurant": "Luigi's"})
+    await client.continue_call(call, DETAILS)
+    await client.continue_call(call, CONFIRM)
+RoundDiffView(client.trace)""",
+    ),
+    ("markdown", "Lesson 01's quiz."),
+    ("code", 'from mrtr_kit.jupyter.quiz import show_quiz\n\nshow_quiz("01")'),
+    ("markdown", "The end."),
+    ("code", 'print("trace and quiz", "page ready")'),  # the source is not the output
+]
 
 
 def _sync_api() -> Any:
@@ -75,6 +110,7 @@ def lab(
     chromium_browser: Any, tmp_path_factory: pytest.TempPathFactory, jupyter_env: dict[str, str]
 ) -> Iterator[Lab]:
     server = start_lab(tmp_path_factory.mktemp("jupyterlab"), jupyter_env)
+    write_notebook(server.root / WIDGETS_NOTEBOOK, WIDGETS_CELLS)
     try:
         yield server
     finally:
@@ -82,13 +118,15 @@ def lab(
 
 
 @contextmanager
-def notebook_run(browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
-    """A fresh browser context and kernel with notebook 01 run top to bottom: (page, panel)."""
+def notebook_run(
+    browser: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str = LAST_OUTPUT
+) -> Iterator[tuple[Any, Any]]:
+    """A fresh browser context and kernel with a notebook run top to bottom: (page, panel)."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
     try:
-        yield page, run_notebook(page, lab)
+        yield page, run_notebook(page, lab, notebook, last_output)
     finally:
         context.close()
         lab.shutdown_kernels()  # kernels outlive their tab; the next run gets a fresh one
@@ -107,18 +145,29 @@ def shared_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
         yield run
 
 
-def run_notebook(page: Any, lab: Lab) -> Any:
-    """Open notebook 01, run every cell, return the locator of its panel."""
+def run_notebook(
+    page: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str = LAST_OUTPUT
+) -> Any:
+    """Open a notebook (01 unless told), run every cell, return the locator of its panel."""
     expect = _sync_api().expect
-    page.goto(lab.notebook_url(NOTEBOOK))
+    page.goto(lab.notebook_url(notebook))
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for()
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
     # JupyterLab 4 has no default shortcut for Run All Cells: use the Run menu.
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
-    expect(panel.get_by_text(LAST_OUTPUT)).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
+    # Looked for in the outputs only: a cell's source may hold the same words.
+    outputs = panel.locator(".jp-OutputArea-output")
+    expect(outputs.get_by_text(last_output)).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
     return panel
+
+
+@pytest.fixture(scope="module")
+def widgets_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
+    """The page with the round-diff view and a quiz, run once for the tests that use it."""
+    with notebook_run(chromium_browser, lab, WIDGETS_NOTEBOOK, WIDGETS_DONE) as run:
+        yield run
 
 
 def try_it_flow(panel: Any) -> Any:
@@ -235,3 +284,60 @@ def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_comp
     expect(card).not_to_contain_text("Sent:")
     expect(card).to_contain_text("Answered: accept (you agreed to go to 127.0.0.1)")
     screenshot(page, "01-url-mode-complete")
+
+
+def test_the_round_diff_view_shows_each_rounds_changes_and_opens_its_full_json_on_a_click(
+    widgets_run: tuple[Any, Any],
+) -> None:
+    """Collapsed by default: each round shows what changed (a new id, MRTR-C3; the state echoed,
+    MRTR-C2); one click on a round's summary shows its full request and response."""
+    expect = _sync_api().expect
+    page, panel = widgets_run
+    view = panel.locator(".widget-vbox.mrtr-round-diff")
+    expect(view).to_have_count(1)
+    view.scroll_into_view_if_needed()
+    rounds = view.locator(".mrtr-round-block")
+    expect(rounds).to_have_count(3)
+    second = rounds.nth(1)
+    expect(second).to_contain_text("call 1 · round 2 · tools/call book_table → HTTP 200")
+    expect(second).to_contain_text("id 2 (new; round 1 had id 1)")
+    expect(second).to_contain_text("+ inputResponses.details: accept (party, when)")
+    expect(second).to_contain_text("requestState: echoed from round 1, unchanged")
+    expect(rounds.nth(2)).to_contain_text("← complete")
+    request_json = second.locator("pre").first
+    expect(request_json).to_be_hidden()  # folded away until asked for
+    screenshot(page, "trace-round-diff-collapsed")
+
+    second.get_by_text("full JSON of this round").click()
+    expect(request_json).to_be_visible()
+    expect(request_json).to_contain_text('"inputResponses": {')
+    expect(request_json).to_contain_text('"name": "book_table"')
+    expect(second.locator("pre").nth(1)).to_contain_text('"resultType": "input_required"')
+    expect(rounds.nth(0).locator("pre").first).to_be_hidden()  # the other rounds stay shut
+    screenshot(page, "trace-round-diff-open")
+
+
+def test_a_quiz_explains_a_wrong_option_and_confirms_the_right_one(
+    widgets_run: tuple[Any, Any],
+) -> None:
+    expect = _sync_api().expect
+    page, panel = widgets_run
+    question = quiz("01").questions[0]
+    wrong = next(i for i, o in enumerate(question.options) if not o.right)
+    block = panel.locator(".mrtr-quiz-01 .mrtr-quiz-question").first
+    block.scroll_into_view_if_needed()
+    feedback = block.locator(".mrtr-quiz-feedback")
+    expect(block).to_contain_text(question.ask.replace("`", ""))
+    expect(feedback).to_have_text("")
+
+    # Only the kernel's click handler writes the feedback: the click went there and back.
+    block.get_by_role("button", name=LETTERS[wrong], exact=True).click()
+    expect(feedback).to_contain_text("✘ Not quite.")
+    expect(feedback).to_contain_text(question.options[wrong].why)
+    screenshot(page, "quiz-wrong-option")
+
+    block.get_by_role("button", name=LETTERS[question.answer], exact=True).click()
+    expect(feedback).to_contain_text("✔ Right.")
+    expect(feedback).to_contain_text(question.options[question.answer].why)
+    expect(feedback).not_to_contain_text("Not quite")
+    screenshot(page, "quiz-right-option")
