@@ -76,6 +76,7 @@ def test_stubs_are_reported_as_not_done_without_raising():
     checks = [
         asyncio.run(security.check_forge_admin(stub)),
         asyncio.run(security.check_unseal(stub)),
+        asyncio.run(security.check_verify_claims(stub)),
         security.check_rotation_plan(stub),
     ]
     for check in checks:
@@ -276,6 +277,99 @@ def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
     assert compare_digest is hmac.compare_digest  # this module's name is restored too
 
 
+def test_exercise_3_solution_checks_every_claim_in_a_real_server():
+    """MRTR-S5a-c: the learner's claim checks, inside a kit server, pay the states in time
+    (within the kit's 30 s of clock skew, KIT) and refuse every replay."""
+    check = asyncio.run(security.check_verify_claims(solution("verify_claims", "verify_claims")))
+    assert check.passed, check
+    lines = check.message.splitlines()
+    assert "  ✔ alice's own state, at once: paid $124.50" in lines
+    assert (
+        "  ✔ alice's state, sent by mallory (MRTR-S5a): rejected (issued to another principal)"
+        in lines
+    )
+    assert (
+        "  ✔ a state issued by refunds-staging, which shares the key (KIT): rejected (wrong "
+        "audience)" in lines
+    )
+    assert len(lines) == 10  # the title and nine cases
+
+
+def _claims_ok(claims, principal, digest, audience, now, *, skip=(), skew=30):
+    checks = {
+        "aud": claims["aud"] != audience,
+        "sub": claims["sub"] != principal,
+        "req": claims["req"] != digest,
+        "exp": now > claims["exp"] + skew,
+        "iat": claims["iat"] > now + skew,
+    }
+    for name, failed in checks.items():
+        if failed and name not in skip:
+            raise InvalidState(name)
+
+
+def _claims_wrong(**options):
+    return lambda c, p, d, a, n: _claims_ok(c, p, d, a, n, **options)
+
+
+def claims_returns_a_verdict(claims, principal, digest, audience, now):
+    return claims["sub"] == principal and claims["req"] == digest
+
+
+def claims_raise_value_error(claims, principal, digest, audience, now):
+    if claims["sub"] != principal:
+        raise ValueError("not yours")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [
+        (
+            lambda *args: None,
+            "sent by mallory (MRTR-S5a): your checks let it through, and the server paid $124.50",
+        ),
+        (_claims_wrong(skip=("sub",)), "sent by mallory (MRTR-S5a): your checks let it through"),
+        (_claims_wrong(skip=("req",)), "sent with A-1002 (MRTR-S5c): your checks let it through"),
+        (
+            _claims_wrong(skip=("exp",)),
+            "40 s past its expiry (beyond the skew, MRTR-S5b): your checks let it through",
+        ),
+        (_claims_wrong(skip=("iat",)), "1 hour fast (KIT): your checks let it through"),
+        (
+            _claims_wrong(skip=("aud",)),
+            "refunds-staging, which shares the key (KIT): your checks let it through",
+        ),
+        (
+            _claims_wrong(skew=0),
+            "20 s past its expiry (within the 30 s of clock skew): your "
+            "checks refused it (exp), but it must be accepted",
+        ),
+        (claims_returns_a_verdict, "verify_claims returned True. Return nothing"),
+        (
+            claims_raise_value_error,
+            "verify_claims raised ValueError: not yours, and the server "
+            "answered -32603 Internal error",
+        ),
+    ],
+)
+def test_exercise_3_wrong_claim_checks_are_not_yet_with_the_case_named(wrong, says):
+    check = asyncio.run(security.check_verify_claims(wrong))
+    assert check.status == "not yet" and says in check.message, check
+
+
+def test_exercise_3_a_strict_clock_on_iat_refuses_an_honest_instance_20_s_fast():
+    """The skew works both ways (KIT): an instance whose clock is 20 s fast is honest."""
+
+    def strict_iat(claims, principal, digest, audience, now):
+        _claims_ok(claims, principal, digest, audience, now, skip=("iat",))
+        if claims["iat"] > now:
+            raise InvalidState("iat")
+
+    check = asyncio.run(security.check_verify_claims(strict_iat))
+    assert check.status == "not yet", check
+    assert "clock is 20 s fast (within the skew): your checks refused it (iat)" in check.message
+
+
 @pytest.mark.parametrize(
     ("plan", "says"),
     [
@@ -405,6 +499,7 @@ SOLUTION_SENTENCE = (
 EXERCISES = [
     ("forge_admin", "await security.check_forge_admin(forge_admin)"),
     ("unseal", "await security.check_unseal(unseal)"),
+    ("verify_claims", "await security.check_verify_claims(verify_claims)"),
     ("rotation_plan", "security.check_rotation_plan(rotation_plan)"),
 ]
 
@@ -423,7 +518,7 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
     for part in (
         "What you will learn",
         "What you need",
-        "**How long:** About 45 minutes to read and try, plus about 40 minutes for the "
+        "**How long:** About 45 minutes to read and try, plus about 50 minutes for the "
         "exercises. Teaching it: about 55 minutes",
         f"({MRTR_PAGE})",
         f"({SEP_2322})",
@@ -489,8 +584,8 @@ def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
         assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
         assert checkpoint.cell_type == "code" and checkpoint.source == check
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-    assert text.count(SOLUTION_SENTENCE) == 4  # once per exercise, once in the introduction
-    assert text.count("<summary>Hint</summary>") == 3
+    assert text.count(SOLUTION_SENTENCE) == 5  # once per exercise, once in the introduction
+    assert text.count("<summary>Hint</summary>") == 4
 
 
 def run_cell(source: str, namespace: dict) -> object:
@@ -542,7 +637,9 @@ def test_no_cell_holds_logic_the_kit_does_not(notebook):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
-            assert set(defined) <= {"forge_admin", "unseal", "rotation_plan"}, defined
+            assert set(defined) <= {"forge_admin", "unseal", "verify_claims", "rotation_plan"}, (
+                defined
+            )
             assert "class " not in cell.source
 
 
