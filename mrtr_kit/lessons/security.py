@@ -12,6 +12,15 @@ first answer was lost, once with each of the example's two designs (single use, 
 ``RawCaller`` sends whatever requestState it is given. A real client echoes the state
 untouched (MRTR-C2); an attacker's client does not have to, and that is the client a server
 must defend against (MRTR-S4).
+
+``scoreboard`` runs every attack of the lesson against every server configuration of it and
+tabulates what really happened; ``rotation_timeline`` rolls key rings out to two instances and
+records, after each change, which keys seal, which open and which states are accepted.
+
+The checkpoints put the learner's code into a real server: ``check_unseal`` through
+``LearnerHmacCodec`` (the kit's HMAC codec with the learner's ``unseal`` as its ``open``),
+``check_verify_claims`` by wrapping the lab's ``StateIssuer.verify`` (the kit checks the tag,
+the learner the claims). Neither needs a hook in ``mrtr_kit/server``.
 """
 
 from __future__ import annotations
