@@ -945,7 +945,7 @@ class LearnerHmacCodec:
         return self._kit.seal(claims)
 
     def key_for(self, token: str) -> bytes:
-        fields = token.split(".", 2)
+        fields = token.split(".", 2) if isinstance(token, str) else []
         key = self.keys.get(fields[1]) if len(fields) > 1 else None
         return derive_key((key or self.keys.primary).secret, self.format)
 
