@@ -10,17 +10,22 @@ from __future__ import annotations
 import ast
 import asyncio
 import base64
+import binascii
+import hashlib
+import hmac
 import itertools
 import json
 import re
 import runpy
+from hmac import compare_digest
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from mrtr_kit.lessons import security
-from mrtr_kit.server.keyring import KeyRing
+from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
+from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateChecks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,10 +50,19 @@ def test_exercise_1_solution_forges_the_admin_flag():
     assert "alice, bob, mallory" in check.message
 
 
-def test_exercise_2_solution_peeks_at_every_claim():
-    check = security.check_peek(solution("peek", "peek"))
+def test_exercise_2_solution_unseals_and_stops_every_attack_in_a_real_server():
+    """MRTR-S4a: the learner's unseal, inside a kit server, rejects every state that fails
+    verification; constant-time comparison is the kit's rule (KIT, SEC-2)."""
+    check = asyncio.run(security.check_unseal(solution("unseal", "unseal")))
     assert check.passed, check
-    assert "2 refunds in 90 days" in check.message
+    lines = check.message.splitlines()
+    assert lines[0] == "your unseal, inside a real kit server, stopped every attack on the tag:"
+    assert "  ✔ alice's genuine state: paid $124.50, as it must" in lines
+    assert "  ✔ a state whose amount was edited (tag kept): rejected (bad tag)" in lines
+    assert "  ✔ an edited state with a 1-byte tag: all 256 guesses rejected" in lines
+    assert "  ✔ timing: tags compared with hmac.compare_digest (a spy saw the call)" in lines
+    assert any(line.startswith("  · alice's genuine state, a second time: paid") for line in lines)
+    assert any("ledger's job (section 7)" in line for line in lines)
 
 
 def test_exercise_3_solution_rotates_without_rejecting_anything():
@@ -61,7 +75,8 @@ def test_stubs_are_reported_as_not_done_without_raising():
     """The notebook's stub cells must run: the checkpoint reports, it does not raise."""
     checks = [
         asyncio.run(security.check_forge_admin(stub)),
-        security.check_peek(stub),
+        asyncio.run(security.check_unseal(stub)),
+        asyncio.run(security.check_verify_claims(stub)),
         security.check_rotation_plan(stub),
     ]
     for check in checks:
@@ -95,17 +110,264 @@ def test_exercise_1_wrong_answers_are_not_yet(wrong, says):
     assert check.status == "not yet" and says in check.message, check
 
 
+# Plausible wrong unseals. Each is the solution with one mistake; the helpers are right.
+
+
+def _b64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _tag(key, fmt, kid, payload):
+    return hmac.new(key, f"{fmt}.{kid}.{payload}".encode(), hashlib.sha256).digest()
+
+
+def _fields(token):
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    return fields
+
+
+def _tag_of(text):
+    try:
+        return _b64(text)
+    except (binascii.Error, ValueError):
+        raise InvalidState("tag") from None
+
+
+def no_tag_check(token, key):
+    payload = _fields(token)[2]
+    return json.loads(_b64(payload))
+
+
+def tags_compared_with_equals(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if _tag_of(tag) != _tag(key, fmt, kid, payload):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def decodes_before_the_tag(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    claims = json.loads(_b64(payload))
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return claims
+
+
+def accepts_a_truncated_tag(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    expected, got = _tag(key, fmt, kid, payload), _tag_of(tag)
+    if not hmac.compare_digest(expected[: len(got)], got):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def accepts_a_tag_prefix(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not _tag(key, fmt, kid, payload).startswith(_tag_of(tag)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def no_size_cap(token, key):
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    fmt, kid, payload, tag = fields
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def size_cap_after_the_tag(token, key):
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    fmt, kid, payload, tag = fields
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    return json.loads(_b64(payload))
+
+
+def unpacks_without_checking_the_format(token, key):
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    fmt, kid, payload, tag = token.split(".")
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def tag_not_decoded_safely(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not hmac.compare_digest(_b64(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def returns_only_the_data(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))["data"]
+
+
+def refuses_everything(token, key):
+    raise InvalidState("no")
+
+
 @pytest.mark.parametrize(
     ("wrong", "says"),
     [
-        (lambda token: security.read_payload(token)["data"], "only the data claim"),
-        (lambda token: {}, "not the token's claims"),
-        (lambda token: json.loads(token), "JSONDecodeError"),
+        (
+            no_tag_check,
+            "accepted a state whose amount was edited (tag kept), and the server paid $99,999.00",
+        ),
+        (
+            tags_compared_with_equals,
+            "without calling hmac.compare_digest (a spy on it saw no call)",
+        ),
+        (
+            decodes_before_the_tag,
+            "ran base64.urlsafe_b64decode of the payload before it checked the tag (a spy saw it)",
+        ),
+        (accepts_a_truncated_tag, "accepted an edited state with its tag cut off (empty tag)"),
+        (accepts_a_tag_prefix, "accepted an edited state with its tag cut off (empty tag)"),
+        (no_size_cap, "accepted a genuine state of 22,"),
+        (
+            size_cap_after_the_tag,
+            "but only after hmac.compare_digest (a spy saw it): check the size first",
+        ),
+        (
+            unpacks_without_checking_the_format,
+            "an edited plain1 state (a downgrade) made your unseal raise ValueError",
+        ),
+        (tag_not_decoded_safely, "a 1-character tag made your unseal raise Error"),
+        (returns_only_the_data, "return the token's claims, the whole decoded payload"),
+        (refuses_everything, "refused alice's genuine state (no): it must accept it"),
     ],
 )
-def test_exercise_2_wrong_answers_are_not_yet(wrong, says):
-    check = security.check_peek(wrong)
+def test_exercise_2_wrong_unseals_are_not_yet_with_the_mistake_named(wrong, says):
+    """MRTR-S4a (a state that fails verification is rejected) and the kit's SEC-2 rule (KIT:
+    tags compared in constant time): each plausible mistake gets its own message."""
+    check = asyncio.run(security.check_unseal(wrong))
     assert check.status == "not yet" and says in check.message, check
+
+
+def compares_by_an_imported_name(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
+    """An unseal that did ``from hmac import compare_digest`` is watched too (the spy replaces
+    the name in its module for the checkpoint); afterwards every original is back."""
+    originals = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
+    check = asyncio.run(security.check_unseal(compares_by_an_imported_name))
+    assert check.passed, check
+    after = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
+    assert after == originals
+    assert compare_digest is hmac.compare_digest  # this module's name is restored too
+
+
+def test_exercise_3_solution_checks_every_claim_in_a_real_server():
+    """MRTR-S5a-c: the learner's claim checks, inside a kit server, pay the states in time
+    (within the kit's 30 s of clock skew, KIT) and refuse every replay."""
+    check = asyncio.run(security.check_verify_claims(solution("verify_claims", "verify_claims")))
+    assert check.passed, check
+    lines = check.message.splitlines()
+    assert "  ✔ alice's own state, at once: paid $124.50" in lines
+    assert (
+        "  ✔ alice's state, sent by mallory (MRTR-S5a): rejected (issued to another principal)"
+        in lines
+    )
+    assert (
+        "  ✔ a state issued by refunds-staging, which shares the key (KIT): rejected (wrong "
+        "audience)" in lines
+    )
+    assert len(lines) == 10  # the title and nine cases
+
+
+def _claims_ok(claims, principal, digest, audience, now, *, skip=(), skew=30):
+    checks = {
+        "aud": claims["aud"] != audience,
+        "sub": claims["sub"] != principal,
+        "req": claims["req"] != digest,
+        "exp": now > claims["exp"] + skew,
+        "iat": claims["iat"] > now + skew,
+    }
+    for name, failed in checks.items():
+        if failed and name not in skip:
+            raise InvalidState(name)
+
+
+def _claims_wrong(**options):
+    return lambda c, p, d, a, n: _claims_ok(c, p, d, a, n, **options)
+
+
+def claims_returns_a_verdict(claims, principal, digest, audience, now):
+    return claims["sub"] == principal and claims["req"] == digest
+
+
+def claims_raise_value_error(claims, principal, digest, audience, now):
+    if claims["sub"] != principal:
+        raise ValueError("not yours")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [
+        (
+            lambda *args: None,
+            "sent by mallory (MRTR-S5a): your checks let it through, and the server paid $124.50",
+        ),
+        (_claims_wrong(skip=("sub",)), "sent by mallory (MRTR-S5a): your checks let it through"),
+        (_claims_wrong(skip=("req",)), "sent with A-1002 (MRTR-S5c): your checks let it through"),
+        (
+            _claims_wrong(skip=("exp",)),
+            "40 s past its expiry (beyond the skew, MRTR-S5b): your checks let it through",
+        ),
+        (_claims_wrong(skip=("iat",)), "1 hour fast (KIT): your checks let it through"),
+        (
+            _claims_wrong(skip=("aud",)),
+            "refunds-staging, which shares the key (KIT): your checks let it through",
+        ),
+        (
+            _claims_wrong(skew=0),
+            "20 s past its expiry (within the 30 s of clock skew): your "
+            "checks refused it (exp), but it must be accepted",
+        ),
+        (claims_returns_a_verdict, "verify_claims returned True. Return nothing"),
+        (
+            claims_raise_value_error,
+            "verify_claims raised ValueError: not yours, and the server "
+            "answered -32603 Internal error",
+        ),
+    ],
+)
+def test_exercise_3_wrong_claim_checks_are_not_yet_with_the_case_named(wrong, says):
+    check = asyncio.run(security.check_verify_claims(wrong))
+    assert check.status == "not yet" and says in check.message, check
+
+
+def test_exercise_3_a_strict_clock_on_iat_refuses_an_honest_instance_20_s_fast():
+    """The skew works both ways (KIT): an instance whose clock is 20 s fast is honest."""
+
+    def strict_iat(claims, principal, digest, audience, now):
+        _claims_ok(claims, principal, digest, audience, now, skip=("iat",))
+        if claims["iat"] > now:
+            raise InvalidState("iat")
+
+    check = asyncio.run(security.check_verify_claims(strict_iat))
+    assert check.status == "not yet", check
+    assert "clock is 20 s fast (within the skew): your checks refused it (iat)" in check.message
 
 
 @pytest.mark.parametrize(
@@ -236,7 +498,8 @@ SOLUTION_SENTENCE = (
 )
 EXERCISES = [
     ("forge_admin", "await security.check_forge_admin(forge_admin)"),
-    ("peek", "security.check_peek(peek)"),
+    ("unseal", "await security.check_unseal(unseal)"),
+    ("verify_claims", "await security.check_verify_claims(verify_claims)"),
     ("rotation_plan", "security.check_rotation_plan(rotation_plan)"),
 ]
 
@@ -255,8 +518,8 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
     for part in (
         "What you will learn",
         "What you need",
-        "**How long:** About 40 minutes to read and try, plus about 30 minutes for the "
-        "exercises. Teaching it: about 50 minutes",
+        "**How long:** About 45 minutes to read and try, plus about 50 minutes for the "
+        "exercises. Teaching it: about 55 minutes",
         f"({MRTR_PAGE})",
         f"({SEP_2322})",
         flat(SPEC_MAP_LINE),
@@ -321,8 +584,8 @@ def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
         assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
         assert checkpoint.cell_type == "code" and checkpoint.source == check
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-    assert text.count(SOLUTION_SENTENCE) == 4  # once per exercise, once in the introduction
-    assert text.count("<summary>Hint</summary>") == 3
+    assert text.count(SOLUTION_SENTENCE) == 5  # once per exercise, once in the introduction
+    assert text.count("<summary>Hint</summary>") == 4
 
 
 def run_cell(source: str, namespace: dict) -> object:
@@ -374,7 +637,9 @@ def test_no_cell_holds_logic_the_kit_does_not(notebook):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
-            assert set(defined) <= {"forge_admin", "peek", "rotation_plan"}, defined
+            assert set(defined) <= {"forge_admin", "unseal", "verify_claims", "rotation_plan"}, (
+                defined
+            )
             assert "class " not in cell.source
 
 
@@ -481,3 +746,94 @@ def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
     assert single.bookings == idem.bookings == 1
     with pytest.raises(ValueError):
         asyncio.run(security.lose_the_final_response("both"))
+
+
+# --- the scoreboard and the rotation timeline: real runs, stored as HTML and text -----------------
+
+
+def test_scoreboard_cells_are_real_outcomes():
+    """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-d): break a protection and
+    its cells change. Here the HMAC server without claim checks pays every replay."""
+    board = asyncio.run(security.scoreboard())
+    rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
+    assert rows["edit the amount (section 2)"] == {
+        "plain": "✘ paid $99,999.00",
+        "hmac, tag only": "✔ rejected (bad tag)",
+        "hmac": "✔ rejected (bad tag)",
+        "aead": "✔ rejected (bad tag)",
+        "aead + ledger + one per order": "✔ rejected (bad tag)",
+    }
+    assert rows["alice's state, sent by mallory (5a)"]["hmac, tag only"] == "✘ paid $124.50"
+    assert rows["alice's state, sent by mallory (5a)"]["hmac"] == (
+        "✔ rejected (issued to another principal)"
+    )
+    assert rows["read the internal note (section 4)"]["aead"] == "✔ ciphertext only"
+    assert rows["the same state twice (section 7)"]["aead"] == "✘ paid, then paid $124.50"
+    last = "aead + ledger + one per order"
+    assert rows["the same state twice (section 7)"][last] == (
+        "✔ paid, then rejected (already redeemed)"
+    )
+    assert rows["a second approval, same order (7a)"][last] == (
+        "✔ paid, then not paid: refunded already"
+    )
+    assert all(cell[0] in "✔✘" for row in board.rows for cell in row[1:])
+
+
+def test_scoreboard_follows_the_servers_it_is_given():
+    """Not a fixed table: a server that binds no claims shows the replays working."""
+    servers = {"weak aead": {"codec": "aead", "checks": StateChecks.integrity_only()}}
+    attacks = {k: security.ATTACKS[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
+    board = asyncio.run(security.scoreboard(servers, attacks))
+    assert board.rows == [
+        ["two hours later (5c)", "✘ paid $124.50"],
+        ["send a 16 KiB state", "✔ rejected (missing or oversized token)"],
+    ]
+
+
+def test_rotation_timeline_three_phases_never_reject_and_the_naive_swap_does():
+    k1, k2 = StateKey.generate("k1"), StateKey.generate("k2")
+    added = KeyRing([k1]).add(k2)
+    good = security.rotation_timeline(KeyRing([k1]), [added, added.promote("k2"), KeyRing([k2])])
+    assert [row[0] for row in good.rows] == [
+        "start",
+        "1. add k2 → A",
+        "1. add k2 → B",
+        "2. promote k2 → A",
+        "2. promote k2 → B",
+        "wait 16 min: earlier states expire",
+        "3. retire k1 → A",
+        "3. retire k1 → B",
+    ]
+    assert all(row[-1] == "✔ yes" for row in good.rows)
+    by_step = {row[0]: row for row in good.rows}
+    assert by_step["1. add k2 → A"][1:5] == ["k1 / k1, k2", "k1 / k1", "A and B", "A"]
+    assert by_step["3. retire k1 → B"][1:5] == ["k2 / k2", "k2 / k2", "neither", "A and B"]
+    naive = security.rotation_timeline(KeyRing([k1]), [KeyRing([k2])])
+    assert naive.rows[-2][0] == "1. replace k1 by k2 → A"
+    assert (
+        naive.rows[-2][-1].startswith("✘ ") and "A's k2 state rejected by B" in naive.rows[-2][-1]
+    )
+
+
+def stored(cell, mime):
+    return "".join(o.get("data", {}).get(mime, "") for o in cell.get("outputs", []))
+
+
+def test_notebook_stores_the_scoreboard_and_timeline_as_html_and_text_from_a_fresh_run(notebook):
+    """GitHub shows text/html; the stored tables are what a fresh run gives (nothing random in
+    them, nothing typed in)."""
+    [board] = [c for c in notebook.cells if c.source == "await security.scoreboard()"]
+    fresh = asyncio.run(security.scoreboard())
+    assert stored(board, "text/plain") == repr(fresh)
+    assert stored(board, "text/html") == fresh._repr_html_()
+    [timeline] = [c for c in notebook.cells if "security.rotation_timeline(" in c.source]
+    assert "<table>" in stored(timeline, "text/html")
+    text = stored(timeline, "text/plain")
+    assert "3. retire k1 → B" in text and "✘" not in text
+
+
+def test_notebook_has_the_quiz_before_the_key_points(notebook):
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source == 'show_quiz("02")']
+    assert cells[-1].source.startswith("## Key points") and i == len(cells) - 2
+    assert "Self-check" in stored(cells[i], "text/html")

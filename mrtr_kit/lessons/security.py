@@ -12,16 +12,27 @@ first answer was lost, once with each of the example's two designs (single use, 
 ``RawCaller`` sends whatever requestState it is given. A real client echoes the state
 untouched (MRTR-C2); an attacker's client does not have to, and that is the client a server
 must defend against (MRTR-S4).
+
+``scoreboard`` runs every attack of the lesson against every server configuration of it and
+tabulates what really happened; ``rotation_timeline`` rolls key rings out to two instances and
+records, after each change, which keys seal, which open and which states are accepted.
+
+The checkpoints put the learner's code into a real server: ``check_unseal`` through
+``LearnerHmacCodec`` (the kit's HMAC codec with the learner's ``unseal`` as its ``open``),
+``check_verify_claims`` by wrapping the lab's ``StateIssuer.verify`` (the kit checks the tag,
+the learner the claims). Neither needs a hook in ``mrtr_kit/server``.
 """
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import logging
+import re
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,17 +51,20 @@ from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer
 from ..server.auth import BearerTokens
 from ..server.codecs import (
+    GCM_TAG_BYTES,
+    MAX_TOKEN_BYTES,
     AeadStateCodec,
     HmacStateCodec,
     InvalidState,
     PlainStateCodec,
+    StateCodec,
     b64url,
     canonical_json,
     make_codec,
     unb64url,
 )
 from ..server.http import create_app
-from ..server.keyring import KeyRing, StateKey
+from ..server.keyring import KeyRing, StateKey, derive_key
 from ..server.ledger import Ledger, MemoryLedger
 from ..server.ledger_sqlite import SqliteLedger
 from ..server.state import StateBinding, StateChecks, request_digest
@@ -254,7 +268,7 @@ class RefundLab:
     @classmethod
     def build(
         cls,
-        codec: str = "hmac",
+        codec: str | StateCodec = "hmac",
         *,
         keys: KeyRing | None = None,
         checks: StateChecks | None = None,
@@ -265,7 +279,8 @@ class RefundLab:
         desk: RefundDesk | None = None,
         one_per_order: bool = False,
     ) -> RefundLab:
-        """``codec``: plain, hmac or aead. ``ledger``: None (no single use), ``"memory"`` or
+        """``codec``: plain, hmac or aead, or a codec object (which holds its own keys, so
+        ``keys`` is then ignored). ``ledger``: None (no single use), ``"memory"`` or
         ``"sqlite"`` (a new file in a temporary folder). ``name`` is the server's name, which
         states are bound to as their audience. ``one_per_order`` pays each order at most once,
         whichever approval asks (the example's default; off here until section 7 turns it on).
@@ -279,10 +294,11 @@ class RefundLab:
             spent = SqliteLedger(folder / "spent.sqlite3", now=clock)
         elif ledger is not None:
             raise ValueError("ledger is None, 'memory' or 'sqlite'")
-        keys = keys or KeyRing.generate("k1")
+        if isinstance(codec, str):
+            codec = make_codec(codec, keys or KeyRing.generate("k1"))
         server = McpServer(
             name,
-            state_codec=make_codec(codec, keys),
+            state_codec=codec,
             state_checks=checks,
             now=clock,
             ledger=spent,
@@ -452,6 +468,321 @@ def tamper(token: str, **changes: Any) -> str:
     return ".".join(fields)
 
 
+# -- tables the notebook shows ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small table for the notebook: HTML in JupyterLab and on GitHub, aligned text elsewhere."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+    def __repr__(self) -> str:
+        widths = [
+            max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))
+        ]
+
+        def line(cells: list[str]) -> str:
+            return " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+        rule = "-+-".join("-" * w for w in widths)
+        return "\n".join([self.title, line(self.header), rule, *map(line, self.rows)])
+
+    def _repr_html_(self) -> str:
+        def row(cells: list[str], tag: str) -> str:
+            inner = "".join(
+                f"<{tag} style='text-align:left'>{html.escape(c)}</{tag}>" for c in cells
+            )
+            return f"<tr>{inner}</tr>"
+
+        body = "".join(row(r, "td") for r in self.rows)
+        return (
+            f"<table><caption style='text-align:left'><b>{html.escape(self.title)}</b></caption>"
+            f"<thead>{row(self.header, 'th')}</thead><tbody>{body}</tbody></table>"
+        )
+
+
+def _mark(stopped: bool, text: str) -> str:
+    return f"{'✔' if stopped else '✘'} {text}"
+
+
+# -- running one attack --------------------------------------------------------------------------
+
+ORDER = "A-1001"
+_REFUNDED = re.compile(r"^Refunded (\$[\d,.]+)")
+
+
+async def _redeem(
+    lab: RefundLab, token: str, user: str = "alice", order: str = ORDER
+) -> tuple[ServerAnswer, str | None]:
+    """Round 2 with ``token``; the answer and the reason the server logged, if it rejected."""
+    with server_log() as log:
+        answer = await lab.redeem(user, order, token)
+    reason = log[-1].rsplit("): ", 1)[-1] if log else None
+    return answer, reason
+
+
+def _outcome(answer: ServerAnswer, reason: str | None) -> tuple[bool, str]:
+    """(stopped, what happened) for one round 2: paid, rejected (and why), or not paid."""
+    paid = _REFUNDED.match(answer.text) if answer.ok else None
+    if paid:
+        return False, f"paid {paid.group(1)}"
+    if answer.kind == "error":
+        return True, f"rejected ({reason})" if reason else f"error {answer.text}"
+    if "refunded already" in answer.text:
+        return True, "not paid: refunded already"
+    return True, f"not paid: {answer}"
+
+
+def _field(token: str, index: int, value: str) -> str:
+    fields = token.split(".")
+    fields[index] = value
+    return ".".join(fields)
+
+
+def _edit(token: str) -> str:
+    """What a client can do to a state to raise the amount: rewrite the claim (plain, hmac), or,
+    where the claims are encrypted (aead), change one character of the ciphertext blind."""
+    if token.startswith(AeadStateCodec.format):
+        sealed = token.split(".")[3]
+        middle = len(sealed) // 2  # a middle character: the edit stays canonical base64url
+        flipped = "A" if sealed[middle] != "A" else "B"
+        return _field(token, 3, sealed[:middle] + flipped + sealed[middle + 1 :])
+    return tamper(token, approved_cents=99_999_00)
+
+
+def _cut_tag(token: str) -> str:
+    """``token`` without its tag: hmac's tag field emptied, aead's 16 GCM tag bytes cut off;
+    plain has no tag to cut."""
+    if token.startswith(HmacStateCodec.format):
+        return _field(token, 3, "")
+    if token.startswith(AeadStateCodec.format):
+        return _field(token, 3, b64url(unb64url(token.split(".")[3])[:-GCM_TAG_BYTES]))
+    return token
+
+
+def _reseal(codec: StateCodec, token: str, **changes: Any) -> str:
+    """Open ``token`` with ``codec``, change fields of its data, seal it again with ``codec``."""
+    claims = codec.open(token)
+    claims["data"].update(changes)
+    return codec.seal(claims)
+
+
+# -- the scoreboard: every attack against every server --------------------------------------------
+
+SERVERS: dict[str, dict[str, Any]] = {
+    "plain": {"codec": "plain"},
+    "hmac, tag only": {"codec": "hmac", "checks": StateChecks.integrity_only()},
+    "hmac": {"codec": "hmac"},
+    "aead": {"codec": "aead"},
+    "aead + ledger + one per order": {"codec": "aead", "ledger": "memory", "one_per_order": True},
+}
+
+Attack = Callable[[RefundLab, dict[str, Any]], Awaitable[tuple[bool, str]]]
+
+
+async def _attack_edit(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    return _outcome(*await _redeem(lab, _edit(await lab.approval("alice", ORDER))))
+
+
+async def _attack_own_key(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    # A copy of the server, run by the attacker with a key of their own (same key id).
+    rogue = RefundLab.build(spec["codec"], keys=KeyRing.generate("k1"), clock=lab.clock)
+    try:
+        token = await rogue.approval("alice", ORDER)
+        forged = _reseal(rogue.server.states.codec, token, approved_cents=99_999_00)
+    finally:
+        await rogue.aclose()
+    return _outcome(*await _redeem(lab, forged))
+
+
+async def _attack_cut_tag(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    return _outcome(*await _redeem(lab, _cut_tag(_edit(await lab.approval("alice", ORDER)))))
+
+
+async def _attack_downgrade(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    # A plain copy of the server issues the state; the attacker edits it and sends it here.
+    plain = RefundLab.build("plain", clock=lab.clock)
+    try:
+        forged = tamper(await plain.approval("alice", ORDER), approved_cents=99_999_00)
+    finally:
+        await plain.aclose()
+    return _outcome(*await _redeem(lab, forged))
+
+
+async def _attack_oversized(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    fmt = lab.server.states.codec.format
+    return _outcome(*await _redeem(lab, f"{fmt}.k1.{'A' * MAX_TOKEN_BYTES}.AAAA"))
+
+
+async def _attack_read(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    try:
+        note = read_payload(await lab.approval("alice", ORDER))["data"]["note"]
+    except ValueError:
+        return True, "ciphertext only"
+    return False, f"read: {note!r}"
+
+
+async def _attack_other_user(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    return _outcome(*await _redeem(lab, await lab.approval("alice", ORDER), user="mallory"))
+
+
+async def _attack_other_request(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    return _outcome(*await _redeem(lab, await lab.approval("alice", ORDER), order="A-1002"))
+
+
+async def _attack_expired(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    approval = await lab.approval("alice", ORDER)
+    lab.clock.advance(2 * 60 * 60)
+    return _outcome(*await _redeem(lab, approval))
+
+
+async def _attack_other_server(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    keys = None if spec["codec"] == "plain" else lab.keys  # staging shares the production key
+    staging = RefundLab.build(**spec, keys=keys, name="refunds-staging", clock=lab.clock)
+    try:
+        approval = await staging.approval("alice", ORDER)
+    finally:
+        await staging.aclose()
+    return _outcome(*await _redeem(lab, approval))
+
+
+async def _attack_twice(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    approval = await lab.approval("alice", ORDER)
+    await _redeem(lab, approval)
+    stopped, second = _outcome(*await _redeem(lab, approval))
+    return stopped, f"paid, then {second}"
+
+
+async def _attack_second_approval(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
+    # Both approvals issued before either is paid, so both pass round 1's check (section 7a).
+    first, second_approval = [await lab.approval("alice", ORDER) for _ in range(2)]
+    await _redeem(lab, first)
+    stopped, second = _outcome(*await _redeem(lab, second_approval))
+    return stopped, f"paid, then {second}"
+
+
+ATTACKS: dict[str, Attack] = {
+    "edit the amount (section 2)": _attack_edit,
+    "edit it, seal it with your own key": _attack_own_key,
+    "edit it, cut the tag off": _attack_cut_tag,
+    "edit a plain1 state, send it here": _attack_downgrade,
+    "send a 16 KiB state": _attack_oversized,
+    "read the internal note (section 4)": _attack_read,
+    "alice's state, sent by mallory (5a)": _attack_other_user,
+    "for another order (5b)": _attack_other_request,
+    "two hours later (5c)": _attack_expired,
+    "issued by staging, same key (5d)": _attack_other_server,
+    "the same state twice (section 7)": _attack_twice,
+    "a second approval, same order (7a)": _attack_second_approval,
+}
+
+
+async def scoreboard(
+    servers: dict[str, dict[str, Any]] | None = None,
+    attacks: dict[str, Attack] | None = None,
+) -> Table:
+    """Run every attack against every server, each on a fresh server, and tabulate what
+    happened: ✔ the server stopped it, ✘ it worked. Nothing in the table is written by hand."""
+    servers = servers or SERVERS
+    attacks = attacks or ATTACKS
+    rows = []
+    for name, attack in attacks.items():
+        row = [name]
+        for spec in servers.values():
+            lab = RefundLab.build(**spec)
+            try:
+                row.append(_mark(*await attack(lab, spec)))
+            finally:
+                await lab.aclose()
+        rows.append(row)
+    return Table("Attacks (rows) against servers (columns)", ["attack", *servers], rows)
+
+
+# -- the rotation timeline ------------------------------------------------------------------------
+
+
+def _change(old: KeyRing, new: KeyRing) -> str:
+    added = [k for k in new.kids if k not in old.kids]
+    removed = [k for k in old.kids if k not in new.kids]
+    promoted = new.primary.kid != old.primary.kid
+    if added and removed and promoted:
+        return f"replace {', '.join(removed)} by {', '.join(added)}"
+    parts = [f"add {k}" for k in added if not (promoted and k == new.primary.kid)]
+    parts += [f"promote {new.primary.kid}"] if promoted else []
+    parts += [f"retire {k}" for k in removed]
+    return " + ".join(parts) or "same ring"
+
+
+def _ring(lab: RefundLab) -> str:
+    return f"{lab.keys.primary.kid} / {', '.join(lab.keys.kids)}"
+
+
+def rotation_timeline(current: KeyRing, plan: Iterable[KeyRing]) -> Table:
+    """Roll ``plan``'s rings out to two instances, A then B, from ``current``, and after every
+    change record, from real seals and checks: each instance's sealing key and the keys it
+    opens; which instances open a fresh state sealed with each key; and whether every state A
+    and B have issued so far (and not expired) still opens on both. Before a ring that drops a
+    key, the clock waits one state lifetime, as an operator must."""
+    plan = list(plan)
+    a = RefundLab.build("hmac", keys=current, label="A")
+    b = RefundLab.build("hmac", keys=current, label="B", clock=a.clock, desk=a.desk)
+    fleet = (a, b)
+    every_key: dict[str, StateKey] = {}
+    for ring in (current, *plan):
+        every_key.update({k.kid: k for k in ring if k.kid not in every_key})
+    sealers = {
+        kid: RefundLab.build("hmac", keys=KeyRing([key]), clock=a.clock)
+        for kid, key in every_key.items()
+    }
+    binding = StateBinding("alice", request_digest("tools/call", "request_refund", {}))
+    in_flight: list[tuple[str, str]] = []  # (who sealed it, token)
+
+    def opens_on(token: str) -> list[str]:
+        found = []
+        for lab in fleet:
+            try:
+                lab.server.states.verify(token, binding)
+            except InvalidState:
+                continue
+            found.append(lab.label)
+        return found
+
+    def row(step: str) -> list[str]:
+        for lab in fleet:
+            sealed = lab.server.states.mint(binding, [], {})
+            in_flight.append((f"{lab.label}'s {sealed.split('.')[1]} state", sealed))
+        cells = [step, _ring(a), _ring(b)]
+        for sealer in sealers.values():
+            where = opens_on(sealer.server.states.mint(binding, [], {}))
+            cells.append(" and ".join(where) if where else "neither")
+        broken = [
+            f"{who} rejected by {target}"
+            for who, token in in_flight
+            for target in sorted({lab.label for lab in fleet} - set(opens_on(token)))
+        ]
+        cells.append(_mark(not broken, "; ".join(dict.fromkeys(broken)) or "yes"))
+        return cells
+
+    rows = [row("start")]
+    lifetime = a.server.states.ttl_s + 2 * a.server.states.skew_s
+    for number, ring in enumerate(plan, 1):
+        change = _change(a.keys, ring)
+        if set(a.keys.kids) - set(ring.kids):  # a key goes: first wait until its states expire
+            a.clock.advance(lifetime)
+            in_flight.clear()  # every state issued so far has expired
+            rows.append(row(f"wait {lifetime // 60} min: earlier states expire"))
+        for lab in fleet:
+            lab.keys = ring
+            rows.append(row(f"{number}. {change} → {lab.label}"))
+    header = ["step", "A seals / opens", "B seals / opens"]
+    header += [f"a {kid} state opens on" for kid in sealers]
+    header += ["every state issued so far opens on both"]
+    return Table("Key rotation, step by step (A first, then B)", header, rows)
+
+
 # -- checkpoints -----------------------------------------------------------------------------------
 
 
@@ -495,31 +826,504 @@ async def check_forge_admin(forge_admin: Callable[[str], str]) -> Checkpoint:
     )
 
 
-LESSON_DATA = {"order": "A-1001", "approved_cents": 12450, "note": "2 refunds in 90 days: watch"}
+# -- exercise 2: your unseal, inside a real server ------------------------------------------------
+
+Unseal = Callable[[str, bytes], Any]
 
 
-def check_peek(peek: Callable[[str], dict[str, Any]]) -> Checkpoint:
-    """Exercise 2: does ``peek`` read every claim of an HMAC token without the key?"""
-    lab = RefundLab.build("hmac")
-    arguments = {"order_id": LESSON_DATA["order"]}
-    binding = StateBinding("alice", request_digest("tools/call", "request_refund", arguments))
-    token = lab.server.states.mint(binding, ["confirm"], dict(LESSON_DATA))
-    claims = lab.server.states.codec.open(token)
+@dataclass
+class UnsealCall:
+    """One call the server made to the learner's ``unseal``: the token, what the spies saw
+    while it ran (``"hmac.compare_digest"``, or a decoder of the payload),
+    and what it returned or raised."""
+
+    token: str
+    events: list[str] = field(default_factory=list)
+    claims: Any = None
+    error: Exception | None = None
+
+    @property
+    def refused(self) -> bool:
+        return isinstance(self.error, InvalidState)
+
+    @property
+    def accepted(self) -> bool:
+        return self.error is None
+
+    def decoded_before_compare(self) -> str | None:
+        """The first decoding of the payload that happened before any tag comparison."""
+        for event in self.events:
+            if event == "hmac.compare_digest":
+                return None
+            return event
+        return None
+
+
+_RECORDING: list[UnsealCall] = []  # the call now running, while the checkpoint's spies are on
+
+
+def _spy(original: Callable[..., Any], event: Callable[..., str | None]) -> Callable[..., Any]:
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        if _RECORDING:
+            seen = event(_RECORDING[-1], *args)
+            if seen:
+                _RECORDING[-1].events.append(seen)
+        return original(*args, **kwargs)
+
+    return spy
+
+
+def _payload_decode(name: str) -> Callable[..., str | None]:
+    def event(call: UnsealCall, data: Any = b"", *rest: Any) -> str | None:
+        fields = call.token.split(".")
+        payload = fields[2] if len(fields) > 2 else ""
+        text = data.decode("latin-1") if isinstance(data, bytes | bytearray) else str(data)
+        return f"{name} of the payload" if payload and text.startswith(payload) else None
+
+    return event
+
+
+@contextmanager
+def _spies(unseal: Unseal) -> Iterator[None]:
+    """While the block runs, watch ``unseal``: replace hmac.compare_digest (and the same function
+    under secrets), json.loads and base64's decoders, in their modules and wherever ``unseal``'s
+    module imported them by name, with spies that note each call made during an unseal. The
+    spies call the originals, so nothing else changes."""
+    import base64
+    import hmac
+    import json as json_module
+    import secrets
+
+    watched: list[tuple[Any, str, Callable[..., str | None]]] = [
+        (hmac, "compare_digest", lambda call, *a: "hmac.compare_digest"),
+        (secrets, "compare_digest", lambda call, *a: "hmac.compare_digest"),
+        (json_module, "loads", lambda call, *a: "json.loads"),
+        (base64, "urlsafe_b64decode", _payload_decode("base64.urlsafe_b64decode")),
+        (base64, "b64decode", _payload_decode("base64.b64decode")),
+    ]
+    namespace = getattr(unseal, "__globals__", {})
+    undo: list[tuple[Any, str, Any]] = []
+    spies: dict[int, Callable[..., Any]] = {}
+    for module, name, event in watched:
+        original = getattr(module, name)
+        spy = spies.setdefault(id(original), _spy(original, event))
+        undo.append((module, name, original))
+        setattr(module, name, spy)
+        for key, value in list(namespace.items()):
+            if value is original:
+                undo.append((namespace, key, original))
+                namespace[key] = spy
     try:
-        seen = peek(token)
+        yield
+    finally:
+        for target, name, original in reversed(undo):
+            if isinstance(target, dict):
+                target[name] = original
+            else:
+                setattr(target, name, original)
+
+
+class LearnerHmacCodec:
+    """The kit's ``hmac1`` codec with the learner's ``unseal`` in place of its ``open``.
+
+    Sealing stays the kit's (``HmacStateCodec``), and so does choosing the key: ``unseal`` gets
+    the HMAC key of the key id the token names, derived as the kit derives it (or the sealing
+    key's, if the token names no key of the ring: its tag then fails, as it must). Every state
+    the server receives goes through ``unseal``; each call is kept in ``calls``.
+    """
+
+    format = HmacStateCodec.format
+    unsafe = False
+
+    def __init__(self, unseal: Unseal, keys: KeyRing) -> None:
+        self.unseal = unseal
+        self.keys = keys
+        self._kit = HmacStateCodec(keys)
+        self.calls: list[UnsealCall] = []
+
+    def seal(self, claims: Mapping[str, Any]) -> str:
+        return self._kit.seal(claims)
+
+    def key_for(self, token: str) -> bytes:
+        fields = token.split(".", 2) if isinstance(token, str) else []
+        key = self.keys.get(fields[1]) if len(fields) > 1 else None
+        return derive_key((key or self.keys.primary).secret, self.format)
+
+    def open(self, token: str) -> dict[str, Any]:
+        call = UnsealCall(token)
+        self.calls.append(call)
+        _RECORDING.append(call)
+        try:
+            call.claims = self.unseal(token, self.key_for(token))
+        except Exception as exc:
+            call.error = exc
+            raise
+        finally:
+            _RECORDING.remove(call)
+        if not isinstance(call.claims, dict):
+            raise InvalidState(f"unseal returned {type(call.claims).__name__}")
+        return call.claims
+
+
+@contextmanager
+def _quiet_server_errors() -> Iterator[list[str]]:
+    """Keep the tracebacks of a crashing ``unseal`` out of the notebook: the checkpoint reports
+    the exception itself."""
+    logger = logging.getLogger("mrtr_kit.server")
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler, propagate = Keep(logging.ERROR), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+class _NotYet(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _described(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+async def check_unseal(unseal: Unseal) -> Checkpoint:
+    """Exercise 2: put ``unseal`` in a real kit server (``LearnerHmacCodec``) and run the
+    notebook's attacks against it, each as a real round 2. Reports the first attack it let
+    through, or every attack and what stopped it."""
+    codec = LearnerHmacCodec(unseal, KeyRing.generate("k1"))
+    lab = RefundLab.build(codec, label="your unseal")
+    try:
+        with _spies(unseal), _quiet_server_errors():
+            report = await _unseal_suite(lab, codec)
     except NotImplementedError:
-        return _not_done("peek")
-    except Exception as exc:
-        return _raised("peek", exc)
-    if seen == claims:
-        return Checkpoint(
-            "passed",
-            f"peek() read all {len(claims)} claims without the key, the internal note "
-            f"{claims['data']['note']!r} too.",
+        return _not_done("unseal")
+    except _NotYet as failure:
+        return Checkpoint("not yet", failure.message)
+    finally:
+        await lab.aclose()
+    lines = "\n".join(f"  {line}" for line in report)
+    return Checkpoint(
+        "passed",
+        f"your unseal, inside a real kit server, stopped every attack on the tag:\n{lines}",
+    )
+
+
+async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
+    kit = HmacStateCodec(codec.keys)
+    report: list[str] = []
+
+    async def send(token: str, what: str, user: str = "alice") -> tuple[str, UnsealCall]:
+        before = len(codec.calls)
+        answer, reason = await _redeem(lab, token, user=user)
+        if len(codec.calls) == before:
+            raise RuntimeError("the server did not call unseal")  # the kit's bug, not yours
+        call = codec.calls[-1]
+        if call.error is not None and not call.refused:
+            if isinstance(call.error, NotImplementedError):
+                raise call.error
+            raise _NotYet(
+                f"{what} made your unseal raise {_described(call.error)}, and the server "
+                f"answered {answer.text}. Raise InvalidState for every bad token: then the "
+                "client gets -32602 and the server never fails."
+            )
+        return _outcome(answer, reason)[1], call
+
+    def must_refuse(call: UnsealCall, what: str, outcome: str, advice: str) -> str:
+        if call.accepted:
+            raise _NotYet(f"your unseal accepted {what}, and the server {outcome}. {advice}")
+        return f"✔ {what}: {outcome}"
+
+    # 1. A genuine state opens, and unseal returns its claims.
+    what = "alice's genuine state"
+    genuine = await lab.approval("alice", ORDER)
+    outcome, call = await send(genuine, what)
+    if call.refused:
+        raise _NotYet(f"your unseal refused {what} ({call.error}): it must accept it")
+    if call.claims != kit.open(genuine):
+        raise _NotYet(
+            f"your unseal returned {call.claims!r:.80} for {what}: return the token's claims, "
+            "the whole decoded payload"
         )
-    if seen == claims["data"]:
-        return Checkpoint("not yet", "that is only the data claim: return the whole payload")
-    return Checkpoint("not yet", f"peek() returned {seen!r:.80}, not the token's claims")
+    report.append(f"✔ {what}: {outcome}, as it must")
+    order_on_genuine = call.decoded_before_compare()
+
+    # 2. Tampering: the payload edited, the tag kept.
+    what = "a state whose amount was edited (tag kept)"
+    forged = tamper(await lab.approval("alice", ORDER), approved_cents=99_999_00)
+    outcome, forged_call = await send(forged, what)
+    report.append(
+        must_refuse(
+            forged_call,
+            what,
+            outcome,
+            "Compute the tag over hmac1.<kid>.<payload> with key and compare it with the "
+            "token's tag before you trust anything in the payload.",
+        )
+    )
+
+    # 3. Forgery with the attacker's own key.
+    what = "a state sealed with another server's key"
+    rogue_codec = HmacStateCodec(KeyRing.generate("k1"))
+    rogue = rogue_codec.seal(
+        {**kit.open(genuine), "data": {**kit.open(genuine)["data"], "approved_cents": 99_999_00}}
+    )
+    outcome, call = await send(rogue, what)
+    report.append(
+        must_refuse(call, what, outcome, "The tag must be computed with key, the server's.")
+    )
+
+    # 4. Truncation: no tag at all, then every 1-byte tag.
+    what = "an edited state with its tag cut off (empty tag)"
+    outcome, call = await send(_field(forged, 3, ""), what)
+    advice = (
+        "Compare the whole tag: a shorter one can be guessed (hmac.compare_digest is False "
+        "when the lengths differ)."
+    )
+    report.append(must_refuse(call, what, outcome, advice))
+    what = "an edited state with a 1-byte tag"
+    for guess in range(256):
+        token = _field(forged, 3, b64url(bytes([guess])))
+        try:
+            codec.open(token)
+        except Exception:  # refused, or crashed: the send below says which
+            if codec.calls[-1].refused:
+                continue
+        what = f"an edited state with a 1-byte tag, found in {guess + 1} guesses"
+        outcome, call = await send(token, what)
+        must_refuse(call, what, outcome, advice)
+    report.append("✔ an edited state with a 1-byte tag: all 256 guesses rejected")
+
+    # 5. The size cap: a genuine state, sealed by the server itself, but too big.
+    claims = kit.open(genuine)
+    binding = StateBinding(
+        "alice", request_digest("tools/call", "request_refund", {"order_id": ORDER})
+    )
+    padded = {**claims["data"], "note": "x" * MAX_TOKEN_BYTES}
+    big = lab.server.states.mint(binding, claims["asked"], padded)
+    what = f"a genuine state of {len(big):,} characters"
+    outcome, call = await send(big, what)
+    report.append(
+        must_refuse(
+            call,
+            what,
+            outcome,
+            f"Refuse any token longer than MAX_TOKEN_BYTES ({MAX_TOKEN_BYTES:,}) first: the cap "
+            "keeps a client from making the server hash and decode whatever it sends.",
+        )
+    )
+    if call.events:
+        raise _NotYet(
+            f"your unseal refused {what}, but only after {call.events[0]} (a spy saw it): "
+            "check the size first, before any other work"
+        )
+
+    # 6. Format: a downgrade to plain1, and malformed tokens.
+    plain = PlainStateCodec()
+    what = "an edited plain1 state (a downgrade)"
+    edited = {**claims, "data": {**claims["data"], "approved_cents": 99_999_00}}
+    outcome, call = await send(plain.seal(edited), what)
+    report.append(
+        must_refuse(call, what, outcome, "Open hmac1 tokens only: check the first field.")
+    )
+    payload = genuine.split(".")[2]
+    malformed = {
+        "hmac1.k1.<payload> (3 fields)": f"hmac1.k1.{payload}",
+        "a genuine state + '.x' (5 fields)": f"{genuine}.x",
+        "a 1-character tag": _field(genuine, 3, "A"),
+        "an empty string": "",
+    }
+    for label, token in malformed.items():
+        what = f"the malformed state {label}"
+        outcome, call = await send(token, what)
+        must_refuse(
+            call, what, outcome, "Check that a token has exactly 4 fields, the first hmac1."
+        )
+    report.append(f"✔ malformed states ({', '.join(malformed)}): all rejected")
+
+    # 7. Timing and order, from the spies.
+    if "hmac.compare_digest" not in forged_call.events:
+        raise _NotYet(
+            "your unseal rejected the edited state without calling hmac.compare_digest (a spy "
+            "on it saw no call): == stops at the first byte that differs, so the time a "
+            "rejection takes tells an attacker how much of a guessed tag is right. Compare "
+            "tags with hmac.compare_digest, which takes the same time wherever they differ."
+        )
+    report.append("✔ timing: tags compared with hmac.compare_digest (a spy saw the call)")
+    early = forged_call.decoded_before_compare() or order_on_genuine
+    if early:
+        raise _NotYet(
+            f"your unseal ran {early} before it checked the tag (a spy saw it): until the "
+            "tag checks out, the payload is the attacker's. Check the tag first, then decode."
+        )
+    report.append("✔ order: nothing decoded before the tag checked out")
+
+    # 8. What is not unseal's job.
+    what = "alice's genuine state, a second time"
+    outcome, call = await send(genuine, what)
+    if call.refused:
+        raise _NotYet(
+            f"your unseal refused {what} ({call.error}): unseal checks the seal only, and a "
+            "genuine state is genuine every time"
+        )
+    report.append(
+        f"· {what}: {outcome}. Right for unseal, which only checks the seal: single use is "
+        "the ledger's job (section 7)"
+    )
+    what = "alice's genuine state, sent by mallory"
+    outcome, call = await send(await lab.approval("alice", ORDER), what, user="mallory")
+    report.append(f"· {what}: your unseal opened it; the claim checks then {outcome} (section 5)")
+    return report
+
+
+# -- exercise 3: your claim checks, inside a real server ------------------------------------------
+
+VerifyClaims = Callable[[dict[str, Any], "str | None", str, str, float], Any]
+
+
+def _with_claim_checks(lab: RefundLab, verify_claims: VerifyClaims, calls: list[Any]) -> None:
+    """Make ``lab``'s server check claims with ``verify_claims``: its own issuer checks the tag
+    and the structure only (the lab is built ``integrity_only``), then hands the claims on.
+    Each outcome (None, a returned value, or the exception) is appended to ``calls``."""
+    issuer = lab.server.states
+    kit_verify = issuer.verify
+
+    def verify(token: str, binding: StateBinding) -> dict[str, Any]:
+        claims = kit_verify(token, binding)  # the tag and the claims' types: the kit's
+        try:
+            returned = verify_claims(
+                dict(claims), binding.principal, binding.digest, issuer.audience, issuer.now()
+            )
+        except Exception as exc:
+            calls.append(exc)
+            raise
+        calls.append(returned)
+        if returned is not None:
+            raise InvalidState("verify_claims returned a value instead of raising")
+        return claims
+
+    issuer.verify = verify  # type: ignore[method-assign]
+
+
+async def check_verify_claims(verify_claims: VerifyClaims) -> Checkpoint:
+    """Exercise 3: put ``verify_claims`` in a real kit server and replay genuine states at it,
+    each as a real round 2: the right ones must pay, every misplaced one must be refused."""
+    lab = RefundLab.build("hmac", checks=StateChecks.integrity_only(), label="your checks")
+    calls: list[Any] = []
+    _with_claim_checks(lab, verify_claims, calls)
+    report: list[str] = []
+
+    async def case(what: str, token: str, must_pay: bool, **redeem: Any) -> None:
+        before = len(calls)
+        answer, _reason = await _redeem(lab, token, **redeem)
+        if len(calls) == before:
+            raise RuntimeError("the server did not call verify_claims")  # the kit's bug
+        got = calls[-1]
+        if isinstance(got, NotImplementedError):
+            raise got
+        if isinstance(got, Exception) and not isinstance(got, InvalidState):
+            raise _NotYet(
+                f"{what}: verify_claims raised {_described(got)}, and the server answered "
+                f"{answer.text}. Raise InvalidState for a state that must be refused."
+            )
+        refused = isinstance(got, InvalidState)
+        if got is not None and not refused:
+            raise _NotYet(
+                f"{what}: verify_claims returned {got!r}. Return nothing when the claims are "
+                "right and raise InvalidState when they are not: a returned False is not a "
+                "refusal."
+            )
+        outcome = _outcome(answer, got.reason if refused else None)[1]
+        if must_pay and refused:
+            raise _NotYet(f"{what}: your checks refused it ({got}), but it must be accepted.")
+        if not must_pay and not refused:
+            raise _NotYet(f"{what}: your checks let it through, and the server {outcome}.")
+        report.append(f"✔ {what}: {outcome}")
+
+    async def staging_state(name: str, offset: float = 0.0) -> str:
+        other = RefundLab.build(
+            "hmac", keys=lab.keys, name=name, clock=LessonClock(lab.clock() + offset)
+        )
+        try:
+            return await other.approval("alice", ORDER)
+        finally:
+            await other.aclose()
+
+    try:
+        with _quiet_server_errors():
+            await _claim_cases(lab, case, staging_state)
+    except NotImplementedError:
+        return _not_done("verify_claims")
+    except _NotYet as failure:
+        return Checkpoint("not yet", failure.message)
+    finally:
+        await lab.aclose()
+    lines = "\n".join(f"  {line}" for line in report)
+    return Checkpoint(
+        "passed",
+        f"your claim checks, inside a real kit server, paid the right states and refused every "
+        f"replay:\n{lines}",
+    )
+
+
+async def _claim_cases(
+    lab: RefundLab,
+    case: Callable[..., Awaitable[None]],
+    staging_state: Callable[..., Awaitable[str]],
+) -> None:
+    skew, ttl = lab.server.states.skew_s, lab.server.states.ttl_s
+    await case("alice's own state, at once", await lab.approval("alice", ORDER), True)
+    late = await lab.approval("alice", ORDER)
+    lab.clock.advance(ttl + skew - 10)
+    await case(
+        f"alice's state, {skew - 10} s past its expiry (within the {skew} s of clock skew)",
+        late,
+        True,
+    )
+    await case(
+        "alice's state, sent by mallory (MRTR-S5a)",
+        await lab.approval("alice", ORDER),
+        False,
+        user="mallory",
+    )
+    await case(
+        "alice's state for A-1001, sent with A-1002 (MRTR-S5c)",
+        await lab.approval("alice", ORDER),
+        False,
+        order="A-1002",
+    )
+    old = await lab.approval("alice", ORDER)
+    lab.clock.advance(ttl + skew + 10)
+    await case(
+        f"alice's state, {skew + 10} s past its expiry (beyond the skew, MRTR-S5b)", old, False
+    )
+    two_hours = await lab.approval("alice", ORDER)
+    lab.clock.advance(2 * 60 * 60)
+    await case("alice's state, two hours later (MRTR-S5b)", two_hours, False)
+    await case(
+        f"a state from an instance whose clock is {skew - 10} s fast (within the skew)",
+        await staging_state("refunds", offset=skew - 10),
+        True,
+    )
+    await case(
+        "a state from an instance whose clock is 1 hour fast (KIT)",
+        await staging_state("refunds", offset=60 * 60),
+        False,
+    )
+    await case(
+        "a state issued by refunds-staging, which shares the key (KIT)",
+        await staging_state("refunds-staging"),
+        False,
+    )
 
 
 def check_rotation_plan(
