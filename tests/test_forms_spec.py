@@ -1,4 +1,4 @@
-"""Form logic without widgets (``mrtr_kit.jupyter.formspec``): every property kind and
+"""The form engine without widgets (``mrtr_kit.forms``): every property kind and
 constraint of the form-mode subset (digest §9.2), valid and invalid answers, and the exact
 ``ElicitResult`` of each of the three actions (ELIC-6, ELIC-7).
 """
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from mrtr_kit.jupyter.formspec import MISSING, FormSpec, SchemaOutsideSubset
+from mrtr_kit.forms import MISSING, FormSpec, SchemaOutsideSubset
 
 
 def form(**props):
@@ -364,7 +364,7 @@ def test_form_logic_imports_without_ipywidgets():
     # DESIGN §3: the logic is plain Python; only the widget modules need ipywidgets.
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import mrtr_kit.jupyter.formspec, mrtr_kit.jupyter.trace_view, mrtr_kit.jupyter.urlinfo\n"
+        "import mrtr_kit.forms, mrtr_kit.jupyter.trace_view, mrtr_kit.jupyter.urlinfo\n"
         "import mrtr_kit.jupyter.standin, mrtr_kit.lessons.basics, mrtr_kit.examples\n"
         "import mrtr_kit.jupyter as j; j.FormSpec\n"
         "try:\n    import mrtr_kit.jupyter.forms\n"
