@@ -21,7 +21,7 @@ import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .protocol.elicitation import (
     SchemaOutsideSubset,
@@ -220,14 +220,15 @@ def _parse_number(raw: Any, *, whole: bool) -> tuple[Any, str | None]:
 
 
 def _kind(prop: Mapping[str, Any]) -> FieldKind:
+    """The field kind of a property already checked against the subset (ELIC-5)."""
     kind = prop["type"]
     if kind == "array":
         return "choices"
     if kind == "string":
         if choice_options(dict(prop)) is not None:
             return "choice"
-        return prop.get("format", "text")
-    return kind
+        return cast(FieldKind, prop.get("format", "text"))
+    return cast(FieldKind, kind)
 
 
 @dataclass(frozen=True)
