@@ -103,6 +103,10 @@ class FormAnswer:
       ``integer`` as an ``int``: the only content to act on;
     * ``declined``: the user said no; ``cancelled``: the user dismissed the form (ELIC-6).
       What follows is the handler's choice: finish, use defaults, or ``ask(why)`` again.
+
+    The official SDK's ``Elicit(message, Model)`` resolver reads answers from a type
+    annotation instead; there an accept that does not fit is a tool error, and a decline ends
+    the call unless the tool takes the whole outcome. Here each outcome is one ``if``.
     """
 
     key: str
@@ -140,8 +144,9 @@ class FormAnswer:
         return elicit_form(" ".join([*notes, self.message]), self.schema)
 
     def ask(self, why: str | None = None) -> InputRequired:
-        """What the handler returns to ask (again): ``ctx.input_required`` with this question
-        under its key and the ``state`` given to ``ctx.form``."""
+        """What the handler returns to ask (again): the ``InputRequired`` that
+        ``ctx.input_required({key: self.request(why)}, state)`` builds, with the ``state``
+        given to ``ctx.form``, so it passes the core's checks like any other question."""
         return InputRequired({self.key: self.request(why)}, self.state)
 
 
