@@ -72,7 +72,8 @@ def room_question(city: str, start: str, nights: int) -> str:
 
 
 def accepted(answer: ElicitResult, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer's content if the user accepted and it fits the form (ELIC-14), else None.
+    """The legacy handler's check: the answer's content if the user accepted and it fits the
+    form (ELIC-14), else None. (The MRTR port reads its answers with ``ctx.form``.)
 
     Only the form's own fields, checked, ``nights`` as an ``int`` even if it came as ``3.0``.
     """
