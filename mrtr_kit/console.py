@@ -132,5 +132,5 @@ class ConsoleForm:
             problem = problem or field.problem(value)
             if problem is None:
                 return value
-            # The engine says "is required"; a terminal says it as a sentence.
-            self.write("    this field is required" if value is MISSING else f"    {problem}")
+            # Nothing typed: the engine says "is required"; a terminal says it as a sentence.
+            self.write(f"    {'this field is required' if not text else problem}")
