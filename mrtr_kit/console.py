@@ -2,9 +2,10 @@
 
 ``ConsoleForm`` is a form-elicitation handler for ``McpClient``: it shows who is asking and
 why (ELIC-15), offers accept / decline / cancel, then asks field by field from the
-``requestedSchema``, saying for each field whether it is required and what fits (the same
-hints as the notebook's forms, from ``jupyter.formspec``, which needs no widgets), with the
-defaults pre-filled (ELIC-3), checking each value before it is sent (ELIC-14). The user
+``requestedSchema``, saying for each field whether it is required and what fits, with the
+defaults pre-filled (ELIC-3), checking each value before it is sent (ELIC-14). It only renders:
+the fields, their hints, the parsing of what is typed, the checks and the ``ElicitResult``
+come from the form engine (``mrtr_kit.forms``), the same as the notebook's widgets use. The user
 reviews the answer before it is sent and may edit it; editing offers each previous answer,
 which Enter keeps (ELIC-15). It reads from a TTY with ``input()``; with piped stdin it reads
 one line per question and echoes it, so a script or a test can answer for the user. End of
@@ -19,8 +20,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .client import AnswerContext, ElicitResult
-from .jupyter.formspec import FormSpec, SchemaOutsideSubset
-from .protocol.elicitation import choice_options, validate_value
+from .forms import MISSING, FieldSpec, FormSpec
+from .protocol.elicitation import explain
 from .protocol.models import ElicitRequestFormParams
 
 ReadLine = Callable[[str], str]  # prompt -> the line typed, without newline; EOFError at end
@@ -55,35 +56,6 @@ def _shown(value: Any) -> str:
     return json.dumps(value)
 
 
-def _convert(prop: dict[str, Any], text: str, options: list[tuple[str, str]]) -> Any:
-    """The typed value of ``text`` for ``prop``; ValueError if it cannot be one."""
-    kind = prop.get("type")
-    if kind in ("integer", "number"):
-        try:
-            return int(text) if kind == "integer" else float(text)
-        except ValueError:
-            raise ValueError(
-                "must be a number" if kind == "number" else "must be a whole number"
-            ) from None
-    if kind == "boolean":
-        lowered = text.lower()
-        if lowered in ("y", "yes", "true"):
-            return True
-        if lowered in ("n", "no", "false"):
-            return False
-        raise ValueError("answer y or n")
-
-    def pick(token: str) -> str:  # an option by its number or its value
-        token = token.strip()
-        if token.isdigit() and 1 <= int(token) <= len(options):
-            return options[int(token) - 1][0]
-        return token
-
-    if kind == "array":
-        return [pick(t) for t in text.split(",") if t.strip()]
-    return pick(text) if options else text
-
-
 class ConsoleForm:
     """A form-elicitation handler that asks in the terminal."""
 
@@ -94,18 +66,24 @@ class ConsoleForm:
     def __call__(self, params: ElicitRequestFormParams, ctx: AnswerContext) -> ElicitResult:
         server = (ctx.server_info or {}).get("name", "the server")  # ELIC-15: who asks
         self.write(f"\n{server} asks ({ctx.key!r}): {params.message}")
+        # The client has checked the schema against the form subset (ELIC-5) before this runs.
+        form = FormSpec.from_schema(params.requested_schema, params.message)
         try:
             action = self._choose("Answer? [a]ccept, [d]ecline, [c]ancel (default a): ", "adc")
             content: dict[str, Any] | None = None
             while action == "a":
                 if content is not None:
                     self.write("  editing: Enter keeps the answer in [brackets]")
-                content = self._fill(params.requested_schema, content)
+                content = self._fill(form, content)
                 # ELIC-15: the user reviews the answer, and may edit it, before it is sent.
                 self.write(f"  answer: {json.dumps(content, ensure_ascii=False)}")
                 action = self._choose("Send it? [s]end, [e]dit, [c]ancel (default s): ", "sec")
                 if action == "s":
-                    return ElicitResult(action="accept", content=content)
+                    outcome = form.accept(content)  # the engine's last check (ELIC-14)
+                    if outcome.result is not None:
+                        return outcome.result
+                    self.write(f"    {explain(outcome.problems)}")
+                    action = "e"
                 if action == "e":
                     action = "a"
             return ElicitResult(action="decline" if action == "d" else "cancel")
@@ -120,61 +98,39 @@ class ConsoleForm:
                 return choice
             self.write(f"    please type one of: {', '.join(letters)}")
 
-    def _fill(
-        self, schema: dict[str, Any], previous: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        required = set(schema.get("required", []))
-        try:  # the same "what fits" hints as the notebook's forms
-            hints = {f.name: f.hint() for f in FormSpec.from_schema(schema).fields}
-        except SchemaOutsideSubset:
-            hints = {}
+    def _fill(self, form: FormSpec, previous: dict[str, Any] | None = None) -> dict[str, Any]:
         content: dict[str, Any] = {}
-        for name, prop in schema["properties"].items():
-            value = self._ask(name, prop, name in required, hints.get(name), previous)
-            if value is not None:
-                content[name] = value
+        for field in form.fields:
+            value = self._ask(field, previous)
+            if value is not MISSING:
+                content[field.name] = value
         return content
 
-    def _ask(
-        self,
-        name: str,
-        prop: dict[str, Any],
-        required: bool,
-        hint: str | None = None,
-        previous: dict[str, Any] | None = None,
-    ) -> Any:
-        options = choice_options(prop) or []
-        if options:
-            listing = ", ".join(f"{n}) {label}" for n, (_, label) in enumerate(options, 1))
-            many = " (several, comma-separated)" if prop.get("type") == "array" else ""
+    def _ask(self, field: FieldSpec, previous: dict[str, Any] | None = None) -> Any:
+        """One field's typed value, asked until it fits (ELIC-14); ``MISSING`` if left out."""
+        if field.choices:
+            listing = ", ".join(f"{n}) {c.label}" for n, c in enumerate(field.choices, 1))
+            many = " (several, comma-separated)" if field.kind == "choices" else ""
             self.write(f"  choices{many}: {listing}")
-        needs = "required" if required else "optional"
-        label = f"{prop.get('title', name)} ({needs}{'; ' + hint if hint else ''})"
-        if "description" in prop:
-            self.write(f"  {prop['description']}")
+        needs = "required" if field.required else "optional"
+        label = f"{field.schema.get('title', field.name)} ({needs}; {field.hint()})"
+        if field.description:
+            self.write(f"  {field.description}")
         # Enter gives: the previous answer when editing, else the schema's default (ELIC-3).
-        if previous is not None and name in previous:
-            keep, has_keep = previous[name], True
-        elif "default" in prop:
-            keep, has_keep = prop["default"], True
+        if previous is not None and field.name in previous:
+            keep, has_keep = previous[field.name], True
+        elif field.has_default:
+            keep, has_keep = field.default, True
         else:
-            keep, has_keep = None, False
+            keep, has_keep = MISSING, False
         shown = f" [{_shown(keep)}]" if has_keep else ""
         while True:
             text = self.read(f"  {label}{shown}: ").strip()
-            if not text:
-                if has_keep:
-                    return keep
-                if not required:
-                    return None
-                self.write("    this field is required")
-                continue
-            try:
-                value = _convert(prop, text, options)
-            except ValueError as exc:
-                self.write(f"    {exc}")
-                continue
-            problem = validate_value(prop, value)
+            if not text and has_keep:
+                return keep
+            value, problem = field.parse_text(text)
+            problem = problem or field.problem(value)
             if problem is None:
                 return value
-            self.write(f"    {problem}")  # ELIC-14: check before sending
+            # Nothing typed: the engine says "is required"; a terminal says it as a sentence.
+            self.write(f"    {'this field is required' if not text else problem}")

@@ -331,3 +331,41 @@ def test_serve_url_login_serves_its_sign_in_page_at_the_bound_address():
         assert page.status_code == 200 and "password" in page.text
     finally:
         stop(proc)
+
+
+def test_elic_14_the_console_form_types_values_with_the_form_engine():
+    """ELIC-14 / ELIC-3 (KIT: the terminal's typing): the console reads lines only; the form
+    engine (``mrtr_kit.forms``) turns each into a typed value or says why not, and builds the
+    ``ElicitResult``: ``3.0`` is the whole number 3, a choice goes by its number, y/n answer a
+    yes-or-no field, Enter keeps the default, an optional field left empty is left out."""
+    from mrtr_kit.client import AnswerContext
+    from mrtr_kit.console import ConsoleForm
+    from mrtr_kit.protocol.models import ElicitRequestFormParams
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "party": {"type": "integer", "minimum": 1, "maximum": 12},
+            "room": {"type": "string", "enum": ["single", "double"], "default": "double"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}},
+            "ok": {"type": "boolean"},
+            "note": {"type": "string"},
+        },
+        "required": ["party", "ok"],
+    }
+    params = ElicitRequestFormParams(message="Details?", requested_schema=schema)
+    ctx = AnswerContext("details", "tools/call", "t", 1, {"name": "test-server"})
+    read, written = scripted("a", "13", "", "abc", "3.0", "", "1, c", "maybe", "y", "", "s")
+    answer = ConsoleForm(read, written.append)(params, ctx)
+    assert answer.to_wire() == {
+        "action": "accept",
+        "content": {"party": 3, "room": "double", "tags": ["a", "c"], "ok": True},
+    }
+    assert type(answer.content["party"]) is int
+    problems = [line.strip() for line in written if line.startswith("    ")]
+    assert problems == [
+        "must be at most 12",
+        "this field is required",
+        "must be a whole number",
+        "answer y or n",
+    ]

@@ -141,6 +141,22 @@ def test_ill_typed_answers_are_asked_again(server, answers):
     assert is_input_required(result(call(server, ELICIT, inputResponses=answers)))
 
 
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"user_name": {"action": "accept", "content": {"name": 5}}},
+        {"user_name": {"action": "accept"}},
+        {"wrong_key": {"action": "accept", "content": {"name": "Alice"}}},
+    ],
+)
+def test_mrtr_e4_a_reask_is_the_round_one_request_word_for_word(server, answers):
+    """MRTR-E4 (KIT: the conformance server's wire): the question asked again after an answer
+    that does not fit is exactly round 1's, with no explanation added to the message."""
+    first = result(call(server, ELICIT))
+    again = result(call(server, ELICIT, inputResponses=answers))
+    assert again["inputRequests"] == first["inputRequests"]
+
+
 def test_tampered_state_is_rejected_with_an_error_not_a_reprompt(server):
     # MRTR-S4a (tampered-state scenario).
     name = "test_input_required_result_tampered_state"

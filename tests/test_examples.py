@@ -322,6 +322,43 @@ def test_booking_checks_capabilities_again_on_every_round():
     assert reply.http_status == 400 and error(reply)["code"] == -32021
 
 
+def test_trip_planner_reasks_a_bad_answer_saying_what_was_wrong_and_keeps_the_state():
+    """ELIC-14 / MRTR-E4: an answer that does not fit is asked again with the problem named,
+    the earlier answers still in the state (MIG-2), and nothing is reserved (MIG-3)."""
+    from mrtr_kit.examples import trip_planner
+
+    desk = trip_planner.HotelDesk()
+    server = McpServer("trip-test", state_key=b"t" * 32)
+    trip_planner.register(server, desk)
+    args = {"city": "Rome"}
+    r1 = result(call_tool(server, "plan_trip", args))
+    bad = {"dates": accept(start="20260901", nights=3)}
+    r2 = result(call_tool(server, "plan_trip", args, inputResponses=bad, **state_of(r1)))
+    key, req = only_request(r2)
+    assert (key, req["params"]["message"]) == (
+        "dates",
+        "Please check your answer: start must be a date such as 2026-09-01. "
+        "When are you going to Rome?",
+    )
+    good = {"dates": accept(start="2026-09-01", nights=3)}
+    r3 = result(call_tool(server, "plan_trip", args, inputResponses=good, **state_of(r2)))
+    wrong_room = {"room": accept(room="penthouse")}
+    r4 = result(call_tool(server, "plan_trip", args, inputResponses=wrong_room, **state_of(r3)))
+    key, req = only_request(r4)
+    assert key == "room" and req["params"]["message"] == (
+        "Please check your answer: room 'penthouse' is not one of the choices. "
+        "3 nights in Rome from 2026-09-01: which room?"
+    )
+    assert desk.reservations == []
+    room = {"room": accept(room="suite")}
+    done = result(call_tool(server, "plan_trip", args, inputResponses=room, **state_of(r4)))
+    assert text_of(done) == "Reserved a suite room in Rome: 3 nights from 2026-09-01, 780 EUR."
+
+
+def state_of(res):
+    return {"requestState": res["requestState"]}
+
+
 # -- (c) travel guide: a prompt and a resource that ask ----------------------------------------
 
 

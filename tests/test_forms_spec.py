@@ -1,4 +1,4 @@
-"""Form logic without widgets (``mrtr_kit.jupyter.formspec``): every property kind and
+"""The form engine without widgets (``mrtr_kit.forms``): every property kind and
 constraint of the form-mode subset (digest §9.2), valid and invalid answers, and the exact
 ``ElicitResult`` of each of the three actions (ELIC-6, ELIC-7).
 """
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from mrtr_kit.jupyter.formspec import MISSING, FormSpec, SchemaOutsideSubset
+from mrtr_kit.forms import MISSING, FormSpec, SchemaOutsideSubset
 
 
 def form(**props):
@@ -365,7 +365,7 @@ def test_form_logic_imports_without_ipywidgets():
     # DESIGN §3: the logic is plain Python; only the widget modules need ipywidgets.
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import mrtr_kit.jupyter.formspec, mrtr_kit.jupyter.trace_view, mrtr_kit.jupyter.urlinfo\n"
+        "import mrtr_kit.forms, mrtr_kit.jupyter.trace_view, mrtr_kit.jupyter.urlinfo\n"
         "import mrtr_kit.jupyter.standin, mrtr_kit.lessons.basics, mrtr_kit.examples\n"
         "import mrtr_kit.jupyter as j; j.FormSpec\n"
         "try:\n    import mrtr_kit.jupyter.forms\n"
@@ -381,3 +381,102 @@ def test_a_date_time_needs_its_offset():
     spec = form(v_req={"type": "string", "format": "date-time"})
     assert accept(spec, v="2026-09-01T18:30:00+02:00").ok
     assert accept(spec, v="2026-09-01T18:30:00").problems["v"].startswith("must be a date and time")
+
+
+# -- typed lines (the terminal form), typed content, and the server's check -----------------------
+
+CHOICES = {"type": "string", "enum": ["a", "b", "c"]}
+MANY = {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}}
+
+
+@pytest.mark.parametrize(
+    ("prop", "text", "value", "problem"),
+    [
+        ({"type": "boolean"}, "y", True, None),
+        ({"type": "boolean"}, "Yes", True, None),
+        ({"type": "boolean"}, "false", False, None),
+        ({"type": "boolean"}, "N", False, None),
+        ({"type": "boolean"}, "maybe", MISSING, "answer y or n"),
+        ({"type": "integer"}, " 3 ", 3, None),
+        ({"type": "integer"}, "3.0", 3, None),
+        ({"type": "integer"}, "2.5", MISSING, "must be a whole number"),
+        ({"type": "number"}, "2.5", 2.5, None),
+        ({"type": "number"}, "nan", MISSING, "must be a number"),
+        (CHOICES, "2", "b", None),  # by its number in the list
+        (CHOICES, "c", "c", None),  # or by its value
+        (CHOICES, "9", "9", None),  # not a choice: ``problem`` says so
+        (MANY, "1, c", ["a", "c"], None),
+        ({"type": "string", "format": "date"}, "2026-09-01", "2026-09-01", None),
+        ({"type": "string"}, "  hi  ", "hi", None),
+        ({"type": "string"}, "   ", MISSING, None),
+    ],
+)
+def test_elic_14_parse_text_turns_a_typed_line_into_a_typed_value(prop, text, value, problem):
+    """ELIC-14 (KIT: the terminal's way of typing): the console only reads lines; the engine
+    turns them into values of the field's type, or says why it cannot."""
+    assert form(x=prop).field("x").parse_text(text) == (value, problem)
+
+
+@pytest.mark.parametrize(
+    ("prop", "value", "problem"),
+    [
+        ({"type": "string"}, MISSING, None),
+        (CHOICES, "9", "'9' is not one of the choices"),
+        ({"type": "integer", "maximum": 5}, 6, "must be at most 5"),
+        ({"type": "string", "format": "date"}, "20260901", "must be a date such as 2026-09-01"),
+        (MANY, ["a"], None),
+    ],
+)
+def test_elic_14_problem_checks_a_typed_value_against_its_field(prop, value, problem):
+    assert form(x=prop).field("x").problem(value) == problem
+    assert form(x_req=prop).field("x").problem(MISSING) == "is required"
+
+
+def test_elic_14_accept_builds_the_elicit_result_from_typed_content_or_names_the_problems():
+    spec = form(party_req={"type": "integer", "minimum": 1}, note={"type": "string"})
+    sent = spec.accept({"party": 3.0, "other": "x"})
+    assert sent.to_wire() == {"action": "accept", "content": {"party": 3}}
+    assert type(sent.result.content["party"]) is int
+    refused = spec.accept({"party": 0, "note": 5})
+    assert refused.result is None
+    assert refused.problems == {"party": "must be at least 1", "note": "must be text"}
+    assert spec.accept({}).problems == {"party": "is required"}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"party": "4", "when": "2026-09-01"},
+        {"party": "4.0", "when": dt.date(2026, 9, 1), "tags": ["b"]},
+        {"party": "0", "when": "2026-09-01"},
+        {"party": "4", "when": "1 Sept"},
+        {"party": "", "when": "2026-09-01"},
+        {"party": "4", "when": "2026-09-01", "tags": ["a", "b", "c"]},
+    ],
+)
+def test_elic_14_a_form_sends_exactly_what_the_server_accepts(raw):
+    """One engine: what the widget form sends, the server's ``ctx.form`` reads back unchanged;
+    what it refuses to send, the server would refuse with the same problems."""
+    from mrtr_kit.protocol.elicitation import checked_content
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "party": {"type": "integer", "minimum": 1},
+            "when": {"type": "string", "format": "date"},
+            "tags": {**MANY, "maxItems": 2},
+        },
+        "required": ["party", "when"],
+    }
+    spec = FormSpec.from_schema(schema)
+    outcome = spec.respond("accept", raw)
+    if outcome.ok:
+        wire = outcome.to_wire()
+        assert checked_content(schema, wire["content"]) == (wire["content"], {})
+        assert spec.accept(wire["content"]).to_wire() == wire
+    else:
+        assert outcome.problems
+        typed = {n: spec.field(n).parse(v)[0] for n, v in raw.items()}
+        typed = {n: v for n, v in typed.items() if v is not MISSING}
+        if all(spec.field(n).parse(v)[1] is None for n, v in raw.items()):
+            assert checked_content(schema, typed)[1] == outcome.problems

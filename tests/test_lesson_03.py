@@ -258,7 +258,7 @@ def test_processes_started_in_the_notebook_are_stopped_in_it():
 def test_side_by_side_shows_both_handlers_as_text_and_escaped_html():
     view = lesson.side_by_side(make_plan_trip_legacy, make_plan_trip)
     text, page = repr(view), view._repr_html_()
-    assert "await ctx.elicit(" in text and "ctx.input_required(" in text
+    assert "await ctx.elicit(" in text and "ctx.form(" in text and ".ask()" in text
     assert text.index("def make_plan_trip_legacy") < text.index("def make_plan_trip(")
     assert page.count("<pre") == 2 and "-&gt; Any" in page
 

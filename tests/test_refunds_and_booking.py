@@ -280,7 +280,19 @@ def test_booking_idempotent_state_carries_a_nonce_the_client_cannot_change():
 @pytest.mark.parametrize("idempotent", [False, True])
 @pytest.mark.parametrize("content", [{"ok": "false"}, {"ok": "true"}, {"ok": 1}, {}])
 def test_booking_acts_only_on_an_answer_that_fits_its_schema_elic_14(idempotent, content):
+    """ELIC-14 / MRTR-E4: a confirmation that does not fit the form books nothing and is
+    asked again, saying what was wrong, with the same state; a yes to that books once."""
     server, book = booking_server(idempotent=idempotent)
-    reply = result(confirm(server, to_confirm(server), content))
+    state = to_confirm(server)
+    reply = result(confirm(server, state, content))
     assert book.bookings == []
-    assert "Nothing was booked" in text_of(reply)
+    assert reply["resultType"] == "input_required"
+    message = reply["inputRequests"]["confirm"]["params"]["message"]
+    assert (
+        message
+        == "Please check your answer: ok "
+        + ("is required." if content == {} else "must be true or false.")
+        + " Book Luigi's for 4 on 2026-09-01?"
+    )
+    assert text_of(result(confirm(server, reply["requestState"]))) == BOOKED
+    assert len(book.bookings) == 1

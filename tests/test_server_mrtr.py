@@ -652,9 +652,9 @@ def test_elic_4_multi_select_answers_must_be_string_arrays():
 
     @s.tool(description="t")
     def t(ctx):
-        answer = ctx.form("tags", tags)
-        if answer is None or not answer.accepted:
-            return ctx.input_required({"tags": elicit_form("Tags?", tags)})
+        answer = ctx.form("tags", "Tags?", tags)
+        if not answer.accepted:
+            return answer.ask()
         return ",".join(answer.content["tags"])
 
     def send(content):

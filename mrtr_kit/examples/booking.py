@@ -34,11 +34,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol.elicitation import validate_content
-from ..protocol.models import ElicitRequest
 from ..server import McpServer, RequestContext
 from ..server.context import elicit_form
-from .forms import explain
 
 DETAILS_FORM: dict[str, Any] = {
     "type": "object",
@@ -105,13 +102,8 @@ class ReservationBook:
         return self._by_nonce.get(nonce)
 
 
-def ask_details(restaurant: str, why: str | None = None) -> ElicitRequest:
-    message = f"Booking {restaurant}: how many people, and when?"
-    return elicit_form(f"{why} {message}" if why else message, DETAILS_FORM)
-
-
-def ask_confirm(restaurant: str, state: dict[str, Any]) -> ElicitRequest:
-    return elicit_form(f"Book {restaurant} for {state['party']} on {state['when']}?", CONFIRM_FORM)
+def confirm_question(restaurant: str, state: dict[str, Any]) -> str:
+    return f"Book {restaurant} for {state['party']} on {state['when']}?"
 
 
 def booked_text(booking: Booking) -> str:
@@ -130,37 +122,32 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
         state = ctx.state or {"step": "details"}  # verified state, or a fresh conversation
 
         if state["step"] == "details":
-            details = ctx.elicitation("details")
-            if details is None:  # round 1, or an answer went missing (MRTR-E4)
-                return ctx.input_required({"details": ask_details(restaurant)}, state)
-            if details.action != "accept":
+            question = f"Booking {restaurant}: how many people, and when?"
+            details = ctx.form("details", question, DETAILS_FORM, state=state)
+            if details.needs_asking:  # round 1, a lost answer, or one that does not fit
+                return details.ask()
+            if not details.accepted:
                 return f"Booking cancelled: no details given. Nothing was booked at {restaurant}."
-            problems = validate_content(DETAILS_FORM, details.content)
-            if problems:
-                return ctx.input_required(
-                    {"details": ask_details(restaurant, explain(problems))}, state
-                )
-            content = details.content or {}
             # Fold round 2's answers into the next state: round 3 will not resend them.
-            state = {"step": "confirm", "party": int(content["party"]), "when": content["when"]}
+            party, when = details.content["party"], details.content["when"]
+            state = {"step": "confirm", "party": party, "when": when}
             if idempotent:  # the key of this conversation's booking, sealed with the state
                 state["nonce"] = secrets.token_urlsafe(16)
-            return ctx.input_required({"confirm": ask_confirm(restaurant, state)}, state)
+            # Round 2 carries no answer to this question yet: ask it, with the new state.
+            ask = elicit_form(confirm_question(restaurant, state), CONFIRM_FORM)
+            return ctx.input_required({"confirm": ask}, state)
 
         if idempotent:
             earlier = book.booked_under(state["nonce"])
             if earlier is not None:  # a repeat of a round 3 that booked: the same answer
                 return booked_text(earlier)
 
-        confirm = ctx.elicitation("confirm")
-        if confirm is None:
-            return ctx.input_required({"confirm": ask_confirm(restaurant, state)}, state)
-        said_yes = (
-            confirm.action == "accept"
-            and not validate_content(CONFIRM_FORM, confirm.content)  # ELIC-14
-            and (confirm.content or {}).get("ok") is True
+        confirm = ctx.form(
+            "confirm", confirm_question(restaurant, state), CONFIRM_FORM, state=state
         )
-        if not said_yes:  # declined, cancelled, "ok": false, or an unusable answer
+        if confirm.needs_asking:  # a lost answer, or one that does not fit (ELIC-14)
+            return confirm.ask()
+        if not (confirm.accepted and confirm.content["ok"]):  # declined, cancelled, or no
             return f"Booking cancelled. Nothing was booked at {restaurant}."
 
         # MIG-3: the only side effect, after the last answer, and once.

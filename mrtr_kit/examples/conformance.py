@@ -23,6 +23,7 @@ from ..protocol.models import (
     BlobResourceContents,
     CallToolResult,
     ElicitRequest,
+    ElicitRequestFormParams,
     EmbeddedResource,
     ImageContent,
     PromptMessage,
@@ -92,17 +93,25 @@ def png_block() -> ImageContent:
     return ImageContent(data=b64(tiny_png()), mime_type="image/png")
 
 
+NAME_QUESTION = "What is your name?"
+
+
 def ask_name() -> ElicitRequest:
     """The exact round-1 request the basic elicitation scenario expects (§4)."""
-    return elicit_form("What is your name?", NAME_FORM)
+    return elicit_form(NAME_QUESTION, NAME_FORM)
 
 
-def accepted(ctx: RequestContext, key: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The checked content of an accepted answer that fits ``schema`` (ELIC-14); None when
-    there is nothing usable (absent, declined, or invalid — the caller asks again). A malformed
-    answer (not an ElicitResult at all) raises -32602 inside ``ctx.form`` (MRTR-E1)."""
-    answer = ctx.form(key, schema)
-    return answer.content if answer is not None and answer.accepted else None
+def accepted(ctx: RequestContext, key: str, question: ElicitRequest) -> dict[str, Any] | None:
+    """The checked content of an accepted answer under ``key`` to the form ``question``
+    (ELIC-14); None when there is nothing usable (absent, declined, cancelled, or content that
+    does not fit). The caller then asks ``question`` again word for word, as the suite expects
+    (``answer.ask()`` would first say what was wrong). A malformed answer (not an ElicitResult
+    at all) raises -32602 inside ``ctx.form`` (MRTR-E1)."""
+    params = question.params
+    if not isinstance(params, ElicitRequestFormParams):
+        raise TypeError(f"{key!r} must be a form-mode question")
+    answer = ctx.form(key, params.message, params.requested_schema)
+    return answer.content if answer.accepted else None
 
 
 # -- carry-forward feature tools (§6) ----------------------------------------------------------
@@ -209,10 +218,11 @@ def register_diagnostic_tools(server: McpServer) -> None:
     )
     async def streaming_elicitation(ctx: RequestContext) -> Any:
         await ctx.progress(0, 1, "about to ask")  # sent only if a progressToken was given
-        if accepted(ctx, "confirm", CONFIRM_FORM) is None:
+        question = elicit_form("Continue?", CONFIRM_FORM)
+        if accepted(ctx, "confirm", question) is None:
             # HTTP-21/22, CORE-6: no elicitation/create request on the stream; the question
             # is the final response of this request.
-            return ctx.input_required({"confirm": elicit_form("Continue?", CONFIRM_FORM)})
+            return ctx.input_required({"confirm": question})
         return "Confirmed."
 
     @server.tool(
@@ -237,11 +247,9 @@ def register_mrtr_tools(server: McpServer) -> None:
     def elicitation(ctx: RequestContext) -> Any:
         # No requestState: the missing-input, extra-params and validate-input scenarios
         # retry this tool with inputResponses alone, so it must complete from them.
-        answer = ctx.form("user_name", NAME_FORM)  # checked against the form (ELIC-14)
-        if answer is None:  # absent or wrong key: ask again, not an error (MRTR-E4)
-            return ctx.input_required({"user_name": ask_name()})
-        if answer.problems:  # e.g. {"name": 5}: ask again
-            return ctx.input_required({"user_name": ask_name()})
+        answer = ctx.form("user_name", NAME_QUESTION, NAME_FORM)  # checked (ELIC-14)
+        if answer.needs_asking:  # absent, wrong key, or e.g. {"name": 5}: ask again (MRTR-E4)
+            return ctx.input_required({"user_name": ask_name()})  # word for word, as in round 1
         if not answer.accepted:
             return "Hello, stranger! (You chose not to give a name.)"
         return f"Hello, {answer.content['name']}!"
@@ -273,8 +281,8 @@ def register_mrtr_tools(server: McpServer) -> None:
     )
     def request_state(ctx: RequestContext) -> Any:
         # The core verified the state before this runs; ctx.state is its data (MRTR-S4).
-        if ctx.state is None or accepted(ctx, "confirm", CONFIRM_FORM) is None:
-            confirm = elicit_form("Please confirm", CONFIRM_FORM)
+        confirm = elicit_form("Please confirm", CONFIRM_FORM)
+        if ctx.state is None or accepted(ctx, "confirm", confirm) is None:
             return ctx.input_required({"confirm": confirm}, state={"asked": "confirm"})
         return "state-ok: the requestState came back intact and the answer was read."
 
@@ -285,8 +293,8 @@ def register_mrtr_tools(server: McpServer) -> None:
     def tampered_state(ctx: RequestContext) -> Any:
         # Every state the core mints is HMAC-signed; a modified one never reaches this
         # handler: the core answers -32602 "Invalid requestState" (MRTR-S4a; one fixed error: KIT).
-        if ctx.state is None or accepted(ctx, "confirm", CONFIRM_FORM) is None:
-            confirm = elicit_form("Please confirm", CONFIRM_FORM)
+        confirm = elicit_form("Please confirm", CONFIRM_FORM)
+        if ctx.state is None or accepted(ctx, "confirm", confirm) is None:
             return ctx.input_required({"confirm": confirm}, state={"asked": "confirm"})
         return "The requestState passed its integrity check."
 
@@ -302,7 +310,7 @@ def register_mrtr_tools(server: McpServer) -> None:
     )
     def multiple_inputs(ctx: RequestContext) -> Any:
         collected = dict(ctx.state or {})  # answers from earlier rounds, in the verified state
-        name = accepted(ctx, "user_name", NAME_FORM)
+        name = accepted(ctx, "user_name", ask_name())
         if name is not None:
             collected["user_name"] = name["name"]
         greeting = ctx.sampling("greeting")
@@ -324,14 +332,14 @@ def register_mrtr_tools(server: McpServer) -> None:
     def multi_round(ctx: RequestContext) -> Any:
         state = ctx.state or {"step": 1}  # the verified state drives the rounds
         if state["step"] == 1:
-            name = accepted(ctx, "step1", NAME_FORM)
+            step1 = elicit_form("Step 1: What is your name?", NAME_FORM)
+            name = accepted(ctx, "step1", step1)
             if name is None:
-                step1 = elicit_form("Step 1: What is your name?", NAME_FORM)
                 return ctx.input_required({"step1": step1}, state={"step": 1})
             state = {"step": 2, "name": name["name"]}  # a new state: S2 != S1
-        color = accepted(ctx, "step2", COLOR_FORM)
+        step2 = elicit_form("Step 2: What is your favorite color?", COLOR_FORM)
+        color = accepted(ctx, "step2", step2)
         if color is None:
-            step2 = elicit_form("Step 2: What is your favorite color?", COLOR_FORM)
             return ctx.input_required({"step2": step2}, state=state)
         return f"{state['name']}'s favorite color is {color['color']}."
 
@@ -340,7 +348,7 @@ def register_mrtr_tools(server: McpServer) -> None:
         description="Asks with whichever input kind this request's capabilities allow.",
     )
     def capabilities(ctx: RequestContext) -> Any:
-        name, reply, roots = accepted(ctx, "user_name", NAME_FORM), None, None
+        name, reply, roots = accepted(ctx, "user_name", ask_name()), None, None
         if name is None:
             reply = ctx.sampling("capital_question")
         if name is None and reply is None:
@@ -409,10 +417,10 @@ def register_prompts(server: McpServer) -> None:
         description="A prompt that first asks which context to use (form elicitation).",
     )
     def input_required_prompt(ctx: RequestContext) -> Any:
-        answer = accepted(ctx, "user_context", CONTEXT_FORM)
+        question = elicit_form("What context should the prompt use?", CONTEXT_FORM)
+        answer = accepted(ctx, "user_context", question)
         if answer is None:
-            ask = elicit_form("What context should the prompt use?", CONTEXT_FORM)
-            return ctx.input_required({"user_context": ask})
+            return ctx.input_required({"user_context": question})
         return f"Answer using this context: {answer['context']}"
 
 

@@ -41,11 +41,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol.elicitation import validate_content
 from ..protocol.models import CallToolResult, TextContent
 from ..server import McpServer, RequestContext
-from ..server.context import elicit_form
-from .forms import explain
+from ..server.context import FormAnswer, elicit_form
 
 CONFIRM_FORM: dict[str, Any] = {
     "type": "object",
@@ -163,31 +161,13 @@ def already_refunded_text(payout: Payout) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Confirmation:
-    """The answer to ``confirm``: ``yes`` is True, False or None (no usable answer yet, ask
-    again); ``problem`` says what was wrong with an accepted answer that did not fit the form."""
+def said_yes(confirm: FormAnswer) -> bool:
+    """An accepted ``{"ok": true}``; declined, cancelled and ``{"ok": false}`` are a no.
 
-    yes: bool | None
-    problem: str | None = None
-
-
-def confirmed(ctx: RequestContext) -> Confirmation:
-    answer = ctx.elicitation("confirm")
-    if answer is None:
-        return Confirmation(None)  # the answer went missing: ask again (MRTR-E4)
-    if answer.action != "accept":
-        return Confirmation(False)
-    # ELIC-14: check the answer against the schema we sent before acting on it. bool("false")
-    # is True: a client that sends the string "false" must not get a refund.
-    problems = validate_content(CONFIRM_FORM, answer.content)
-    if problems:
-        return Confirmation(None, explain(problems))
-    return Confirmation((answer.content or {})["ok"] is True)
-
-
-def ask_again(message: str, problem: str | None) -> Any:
-    return elicit_form(f"{problem} {message}" if problem else message, CONFIRM_FORM)
+    ``confirm.content`` is checked against the form (ELIC-14): ``bool("false")`` is True, but
+    the string ``"false"`` never gets this far, it is asked again.
+    """
+    return confirm.accepted and confirm.content["ok"] is True
 
 
 def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bool) -> Any:
@@ -210,11 +190,11 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bo
 
         # Round 2: the verified state says what round 1 approved; nothing is checked again.
         cents = ctx.state["approved_cents"]
-        answer = confirmed(ctx)
-        if answer.yes is None:  # missing or unusable: ask again, same approval (MRTR-E4)
-            ask = ask_again(f"Refund {money(cents)} for order {order_id}?", answer.problem)
-            return ctx.input_required({"confirm": ask}, ctx.state)
-        if not answer.yes:
+        question = f"Refund {money(cents)} for order {order_id}?"
+        confirm = ctx.form("confirm", question, CONFIRM_FORM, state=ctx.state)
+        if confirm.needs_asking:  # missing or unusable: ask again, same approval (MRTR-E4)
+            return confirm.ask()
+        if not said_yes(confirm):
             return f"Refund cancelled. Nothing was paid for {order_id}."
         if single_use:
             await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
@@ -243,10 +223,10 @@ def make_export_orders(desk: RefundDesk) -> Any:
             ask = elicit_form(f"Export {what}?", CONFIRM_FORM)
             return ctx.input_required({"confirm": ask}, {"admin": admin})
 
-        answer = confirmed(ctx)
-        if answer.yes is None:
-            return ctx.input_required({"confirm": ask_again("Export?", answer.problem)}, ctx.state)
-        if not answer.yes:
+        confirm = ctx.form("confirm", "Export?", CONFIRM_FORM, state=ctx.state)
+        if confirm.needs_asking:
+            return confirm.ask()
+        if not said_yes(confirm):
             return "Export cancelled."
         # Round 2 trusts the admin flag round 1 put in the state (MRTR-S4a keeps it honest).
         rows = desk.orders.values() if ctx.state["admin"] else desk.orders_of(ctx.principal)

@@ -18,11 +18,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from ..protocol.models import ElicitRequest
 from ..server import McpServer, RequestContext
-from ..server.context import elicit_form
 from . import fake_weather
-from .forms import explain
 
 STYLE_FORM: dict[str, Any] = {
     "type": "object",
@@ -62,18 +59,12 @@ def form_defaults(schema: dict[str, Any]) -> dict[str, Any]:
     return {k: p["default"] for k, p in schema["properties"].items() if "default" in p}
 
 
-def ask_style(city: str, why: str | None = None) -> ElicitRequest:
-    message = f"Planning a trip to {city}: how do you like to travel?"
-    return elicit_form(f"{why} {message}" if why else message, STYLE_FORM)
-
-
 def plan_trip(ctx: RequestContext) -> Any:
     city = ctx.arguments["city"]
-    answer = ctx.form("style", STYLE_FORM)  # checked against the form (ELIC-14)
-    if answer is None:
-        return ctx.input_required({"style": ask_style(city)})
-    if answer.problems:  # accepted, but it does not fit: ask again, saying why (MRTR-E4)
-        return ctx.input_required({"style": ask_style(city, explain(answer.problems))})
+    question = f"Planning a trip to {city}: how do you like to travel?"
+    answer = ctx.form("style", question, STYLE_FORM)  # checked against the form (ELIC-14)
+    if answer.needs_asking:  # no answer yet, or one that does not fit: ask (MRTR-E4)
+        return answer.ask()
     if answer.accepted:
         style = {**form_defaults(STYLE_FORM), **answer.content}
         note = ""
@@ -88,18 +79,11 @@ def plan_trip(ctx: RequestContext) -> Any:
     )
 
 
-def ask_units(city: str, why: str | None = None) -> ElicitRequest:
-    message = f"Which units for the {city} forecast?"
-    return elicit_form(f"{why} {message}" if why else message, UNITS_FORM)
-
-
 def read_forecast(ctx: RequestContext) -> Any:
     city = unquote(ctx.uri_params["city"])
-    answer = ctx.form("units", UNITS_FORM)  # checked against the form (ELIC-14)
-    if answer is None:
-        return ctx.input_required({"units": ask_units(city)})
-    if answer.problems:  # accepted, but not one of the units: ask again (MRTR-E4)
-        return ctx.input_required({"units": ask_units(city, explain(answer.problems))})
+    answer = ctx.form("units", f"Which units for the {city} forecast?", UNITS_FORM)
+    if answer.needs_asking:  # no answer yet, or not one of the units: ask (MRTR-E4)
+        return answer.ask()
     # Declined or cancelled: fall back to a sensible default.
     units = str(answer.content["units"]) if answer.accepted else "celsius"
     days = [fake_weather.describe(city, day, units) for day in range(7)]

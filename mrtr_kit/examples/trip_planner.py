@@ -13,8 +13,11 @@ show them side by side:
     the first answer travels to the next round inside ``requestState``;
   - MIG-3: the hold before the questions is gone; the reservation happens after the last answer;
   - MIG-4: capabilities come from *this* request, on every round;
-  - the questions are pure functions of the arguments and the state, so every re-run asks
-    exactly the same thing (same key, same schema).
+  - ``ctx.form(key, message, schema, state=...)`` reads each answer, checked against its form
+    (ELIC-14); ``.ask()`` asks, or asks again saying what was wrong (MRTR-E4);
+  - what must stay the same from one run to the next is the key of each question and what an
+    answer under it means (its fields and their types): the run that reads ``"dates"`` expects
+    what the run that asked under ``"dates"`` asked for. The message may change.
 
 The hotel desk is in-memory, one per process: enough to count side effects in a lesson.
 """
@@ -28,9 +31,8 @@ from ..legacy import LegacyServer, LegacyToolContext, LocalSessions, SignedSessi
 from ..legacy.sessions import SessionStore
 from ..protocol import errors
 from ..protocol.elicitation import checked_content
-from ..protocol.models import ElicitRequest, ElicitRequestFormParams, ElicitResult
+from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer, RequestContext
-from ..server.context import elicit_form
 from ..server.keyring import KeyRing, derive_key
 
 CITY_SCHEMA: dict[str, Any] = {
@@ -70,7 +72,8 @@ def room_question(city: str, start: str, nights: int) -> str:
 
 
 def accepted(answer: ElicitResult, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The answer's content if the user accepted and it fits the form (ELIC-14), else None.
+    """The legacy handler's check: the answer's content if the user accepted and it fits the
+    form (ELIC-14), else None. (The MRTR port reads its answers with ``ctx.form``.)
 
     Only the form's own fields, checked, ``nights`` as an ``int`` even if it came as ``3.0``.
     """
@@ -154,16 +157,6 @@ def make_plan_trip_legacy(desk: HotelDesk) -> Any:
 # -- after: 2026-07-28, MRTR ----------------------------------------------------------------------
 
 
-def ask_dates(city: str) -> ElicitRequest:
-    return elicit_form(dates_question(city), DATES_FORM)
-
-
-def ask_room(city: str, state: dict[str, Any]) -> ElicitRequest:
-    return elicit_form(
-        room_question(city, state["start"], state["nights"]), room_form(state["nights"])
-    )
-
-
 def make_plan_trip(desk: HotelDesk) -> Any:
     def plan_trip(ctx: RequestContext) -> Any:
         city = ctx.arguments["city"]
@@ -171,21 +164,24 @@ def make_plan_trip(desk: HotelDesk) -> Any:
             raise errors.missing_capability({"elicitation": {"form": {}}})
         state = ctx.state or {}  # MIG-2: what earlier rounds learned (verified requestState)
         if "nights" not in state:
-            dates = ctx.elicitation("dates")
-            if dates is None:  # round 1, or the answer went missing: ask (MRTR-E4)
-                return ctx.input_required({"dates": ask_dates(city)}, state)
-            when = accepted(dates, DATES_FORM)
-            if when is None:
+            dates = ctx.form("dates", dates_question(city), DATES_FORM, state=state)
+            if dates.needs_asking:  # round 1, a lost answer, or one that does not fit (MRTR-E4)
+                return dates.ask()  # input_required with the dates form
+            if not dates.accepted:  # declined or cancelled
                 return f"Trip to {city} cancelled. Nothing was reserved."
-            state = {"start": when["start"], "nights": when["nights"]}
-        room = ctx.elicitation("room")
-        if room is None:  # MIG-2: the dates ride along in the new requestState
-            return ctx.input_required({"room": ask_room(city, state)}, state)
-        choice = accepted(room, room_form(state["nights"]))
-        if choice is None:
+            state = {"start": dates.content["start"], "nights": dates.content["nights"]}
+        room = ctx.form(
+            "room",
+            room_question(city, state["start"], state["nights"]),
+            room_form(state["nights"]),
+            state=state,  # MIG-2: the dates ride along in the new requestState
+        )
+        if room.needs_asking:
+            return room.ask()  # input_required with the room form and the dates in the state
+        if not room.accepted:
             return f"Trip to {city} cancelled. Nothing was reserved."
         # MIG-3: the only side effect, after the last answer; earlier rounds changed nothing.
-        return desk.reserve(city, state["start"], state["nights"], choice["room"]).summary()
+        return desk.reserve(city, state["start"], state["nights"], room.content["room"]).summary()
 
     return plan_trip
 

@@ -11,7 +11,8 @@ because an MRTR handler runs again, from the top, on every round:
   again, and again (fix: MIG-2, carry earlier answers in ``requestState``).
 * ``plan_trip_counter_keys`` names its question with a counter, as the legacy server numbered
   its requests: every re-run asks a *new* question, so the answer to the old one is never
-  read (fix: questions that are pure functions of arguments and state).
+  read (fix: keep each question's key, and what an answer under it means, the same from
+  one run to the next; the message may change).
 
 ``trip_planner.plan_trip`` is the correct port.
 """
@@ -26,10 +27,9 @@ from .trip_planner import (
     CITY_SCHEMA,
     DATES_FORM,
     HotelDesk,
-    accepted,
-    ask_dates,
-    ask_room,
+    dates_question,
     room_form,
+    room_question,
 )
 
 
@@ -39,23 +39,22 @@ def make_plan_trip_hold_first(desk: HotelDesk) -> Any:
         hold = desk.hold(city)  # TRAP: runs on every round, not once per trip
         state = ctx.state or {}
         if "nights" not in state:
-            dates = ctx.elicitation("dates")
-            if dates is None:
-                return ctx.input_required({"dates": ask_dates(city)}, state)
-            when = accepted(dates, DATES_FORM)
-            if when is None:
+            dates = ctx.form("dates", dates_question(city), DATES_FORM, state=state)
+            if dates.needs_asking:
+                return dates.ask()
+            if not dates.accepted:
                 desk.release(hold)
                 return f"Trip to {city} cancelled. Nothing was reserved."
-            state = {"start": when["start"], "nights": when["nights"]}
-        room = ctx.elicitation("room")
-        if room is None:
-            return ctx.input_required({"room": ask_room(city, state)}, state)
-        choice = accepted(room, room_form(state["nights"]))
-        if choice is None:
+            state = {"start": dates.content["start"], "nights": dates.content["nights"]}
+        question = room_question(city, state["start"], state["nights"])
+        room = ctx.form("room", question, room_form(state["nights"]), state=state)
+        if room.needs_asking:
+            return room.ask()
+        if not room.accepted:
             desk.release(hold)
             return f"Trip to {city} cancelled. Nothing was reserved."
         return desk.reserve(
-            city, state["start"], state["nights"], choice["room"], hold=hold
+            city, state["start"], state["nights"], room.content["room"], hold=hold
         ).summary()
 
     return plan_trip_hold_first
@@ -64,19 +63,20 @@ def make_plan_trip_hold_first(desk: HotelDesk) -> Any:
 def make_plan_trip_forgetful(desk: HotelDesk) -> Any:
     def plan_trip_forgetful(ctx: RequestContext) -> Any:
         city = ctx.arguments["city"]
-        dates = ctx.elicitation("dates")  # TRAP: only present on the round right after asking
-        if dates is None:
-            return ctx.input_required({"dates": ask_dates(city)})
-        when = accepted(dates, DATES_FORM)
-        if when is None:
+        # TRAP: the dates answer is only present on the round right after asking
+        dates = ctx.form("dates", dates_question(city), DATES_FORM)
+        if dates.needs_asking:
+            return dates.ask()
+        if not dates.accepted:
             return f"Trip to {city} cancelled. Nothing was reserved."
-        room = ctx.elicitation("room")
-        if room is None:
-            return ctx.input_required({"room": ask_room(city, when)})  # TRAP: no requestState
-        choice = accepted(room, room_form(when["nights"]))
-        if choice is None:
+        when = dates.content
+        question = room_question(city, when["start"], when["nights"])
+        room = ctx.form("room", question, room_form(when["nights"]))  # TRAP: no requestState
+        if room.needs_asking:
+            return room.ask()
+        if not room.accepted:
             return f"Trip to {city} cancelled. Nothing was reserved."
-        return desk.reserve(city, when["start"], when["nights"], choice["room"]).summary()
+        return desk.reserve(city, when["start"], when["nights"], room.content["room"]).summary()
 
     return plan_trip_forgetful
 
@@ -87,9 +87,9 @@ def make_plan_trip_counter_keys(desk: HotelDesk) -> Any:
     def plan_trip_counter_keys(ctx: RequestContext) -> Any:
         city = ctx.arguments["city"]
         key = f"dates-{next(numbers)}"  # TRAP: a different question on every run
-        dates = ctx.elicitation(key)
-        if dates is None:
-            return ctx.input_required({key: ask_dates(city)}, {})
+        dates = ctx.form(key, dates_question(city), DATES_FORM, state={})
+        if dates.needs_asking:
+            return dates.ask()
         return f"Got the dates for {city}; this line is never reached."
 
     return plan_trip_counter_keys

@@ -16,21 +16,18 @@ nothing (first call, or the key is missing)   input_required: the login form (MR
 ``accept`` that fits                          the forecast
 ============================================  ==============================================
 
-No ``requestState`` is needed: there is nothing to carry between rounds (MRTR-S3 is a MAY).
-The question is a pure function of the arguments and the last answer, so the same request
-always gets the same question (a client may show it again safely).
+``ctx.form`` reads the answer and checks it against the form; ``login.ask()`` returns the
+``input_required`` (with the reason first, after a decline or a bad answer). No
+``requestState`` is needed: there is nothing to carry between rounds (MRTR-S3 is a MAY). The
+key ``login`` and the form's fields stay the same on every run; only the message changes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.elicitation import validate_content
-from ..protocol.models import ElicitRequest
 from ..server import McpServer, RequestContext
-from ..server.context import elicit_form
 from . import fake_weather
-from .forms import explain
 
 # ELIC-14: a form never asks for a secret. A *login name* is fine; a password or an API key
 # would have to go through URL-mode elicitation instead.
@@ -64,30 +61,21 @@ CITY_SCHEMA: dict[str, Any] = {
 }
 
 
-def ask_login(city: str, why: str | None = None) -> ElicitRequest:
-    message = f"Sign in to see the weather for {city}: which login should I use?"
-    return elicit_form(f"{why} {message}" if why else message, LOGIN_FORM)
-
-
 def get_weather(ctx: RequestContext) -> Any:
     city = ctx.arguments["city"]
-    answer = ctx.elicitation("login")  # None if absent; -32602 if malformed (MRTR-E1)
-    if answer is None:
-        return ctx.input_required({"login": ask_login(city)})
-    if answer.action == "cancel":
+    question = f"Sign in to see the weather for {city}: which login should I use?"
+    login = ctx.form("login", question, LOGIN_FORM)  # checked against the form (ELIC-14)
+    if login.needs_asking:  # no answer yet, or one that does not fit: ask (MRTR-E4)
+        return login.ask()  # after a bad answer, the message says what was wrong
+    if login.cancelled:
         # The user dismissed the form: stop, politely. Not an error of the tool.
         return f"No forecast for {city}: sign-in was cancelled."
-    if answer.action == "decline":
-        why = "The weather service only answers signed-in users."
-        return ctx.input_required({"login": ask_login(city, why)})
-    problems = validate_content(LOGIN_FORM, answer.content)  # ELIC-14: server validates
-    if problems:
-        return ctx.input_required({"login": ask_login(city, explain(problems))})
-    content = answer.content or {}
+    if login.declined:
+        return login.ask("The weather service only answers signed-in users.")
     # ELIC-16: a name typed into a form is not an identity. It only personalises the text;
     # anything that grants access must use the authenticated principal (ctx.principal).
-    units = str(content.get("units", "celsius"))
-    return f"Hello {content['login']}! Weather now in {fake_weather.describe(city, 0, units)}."
+    name, units = login.content["login"], login.content.get("units", "celsius")
+    return f"Hello {name}! Weather now in {fake_weather.describe(city, 0, units)}."
 
 
 def register(server: McpServer) -> None:

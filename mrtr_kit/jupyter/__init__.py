@@ -2,10 +2,13 @@
 
 Plain-Python modules (no ipywidgets needed, tested without a kernel):
 
-* ``formspec`` — ``requestedSchema`` -> fields -> validation -> ``ElicitResult``;
 * ``trace_view`` — each round's request and response, and a Mermaid sequence diagram;
 * ``urlinfo`` — what a URL-mode card must tell the user about a link (ELIC-13);
 * ``standin`` — the local stand-in "model" that drafts sampling answers (not an LLM).
+
+``FormSpec``, ``FieldSpec`` and ``FormOutcome`` come from the form engine, ``mrtr_kit.forms``
+(``requestedSchema`` -> fields -> parse -> validate -> ``ElicitResult``), which the widgets and
+the terminal form only render.
 
 Widget modules (import ipywidgets): ``answer_widget`` (what they share), ``forms``
 (``ElicitationForm``), ``url_card`` (``UrlCard``), ``panels`` (``SamplingPanel``,
@@ -22,26 +25,26 @@ import importlib
 from typing import Any
 
 _LAZY = {
-    "FormSpec": "formspec",
-    "FieldSpec": "formspec",
-    "FormOutcome": "formspec",
-    "TraceView": "trace_view",
-    "Mermaid": "trace_view",
-    "sequence_diagram": "trace_view",
-    "diagram": "trace_view",
-    "short_state": "trace_view",
-    "wire_json": "trace_view",
-    "result_text": "trace_view",
-    "ElicitationForm": "forms",
-    "UrlCard": "url_card",
-    "SamplingPanel": "panels",
-    "RootsPanel": "panels",
-    "CallFlow": "flow",
-    "AnsweredByWidgets": "flow",
-    "widget_client": "flow",
-    "start_tool_call": "flow",
-    "start_prompt": "flow",
-    "start_resource": "flow",
+    "FormSpec": "..forms",
+    "FieldSpec": "..forms",
+    "FormOutcome": "..forms",
+    "TraceView": ".trace_view",
+    "Mermaid": ".trace_view",
+    "sequence_diagram": ".trace_view",
+    "diagram": ".trace_view",
+    "short_state": ".trace_view",
+    "wire_json": ".trace_view",
+    "result_text": ".trace_view",
+    "ElicitationForm": ".forms",
+    "UrlCard": ".url_card",
+    "SamplingPanel": ".panels",
+    "RootsPanel": ".panels",
+    "CallFlow": ".flow",
+    "AnsweredByWidgets": ".flow",
+    "widget_client": ".flow",
+    "start_tool_call": ".flow",
+    "start_prompt": ".flow",
+    "start_resource": ".flow",
 }
 
 __all__ = sorted(_LAZY)
@@ -51,4 +54,4 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mrtr_kit.jupyter' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return getattr(importlib.import_module(module, __name__), name)

@@ -1,9 +1,9 @@
 """``ElicitationForm``: a form-mode ``elicitation/create`` request as ipywidgets.
 
-The widgets only render the fields of a ``FormSpec`` and collect raw values; ``formspec.py``
-decides what is valid and builds the ``ElicitResult``. Accept checks the answer first and,
-when it does not fit, shows each problem beside its field and sends nothing (ELIC-14); Decline
-and Cancel always answer (ELIC-15: the user must be able to refuse).
+The widgets only render the fields of a ``FormSpec`` and collect raw values; the form engine
+(``mrtr_kit.forms``) decides what is valid and builds the ``ElicitResult``. Accept checks the
+answer first and, when it does not fit, shows each problem beside its field and sends nothing
+(ELIC-14); Decline and Cancel always answer (ELIC-15: the user must be able to refuse).
 
 For tests and nbval, ``form.fill(login="ada").accept()`` presses the same Accept button a
 person would press (``button.click()`` runs the kernel-side handler).
@@ -18,9 +18,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..forms import Action, FieldSpec, FormOutcome, FormSpec, SchemaOutsideSubset
 from ..protocol.models import ElicitRequestFormParams
 from .answer_widget import ERROR_STYLE, MUTED_STYLE, AnswerWidget, OnAnswer, asker_line, esc
-from .formspec import Action, FieldSpec, FormOutcome, FormSpec, SchemaOutsideSubset
 
 NO_CHOICE = ""  # the Dropdown value of "— choose —"; parsed as "not answered"
 INPUT_WIDTH = "20em"

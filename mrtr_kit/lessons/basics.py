@@ -21,7 +21,7 @@ from typing import Any
 import uvicorn
 
 from ..examples import booking, weather
-from ..jupyter.formspec import FormSpec, SchemaOutsideSubset
+from ..forms import FormSpec, SchemaOutsideSubset
 from ..jupyter.trace_view import result_text, wire_json
 from ..protocol import constants as c
 from ..protocol.errors import McpError

@@ -4,7 +4,8 @@
 as a flat form; the server checks its own schemas before sending and the client refuses others.
 ``validate_content`` checks an accepted form's content against such a schema (ELIC-14), field by
 field, so the server can re-ask and the form can show each problem beside its field;
-``checked_content`` also returns the part of the content a handler may act on.
+``checked_content`` also returns the part of the content a handler may act on, and
+``explain`` says in one sentence what was wrong, for the message of the re-ask (MRTR-E4).
 
 Formats are checked as JSON Schema defines them: ``date`` and ``date-time`` are RFC 3339's
 ``full-date`` and ``date-time`` exactly, not everything ISO 8601 (or Python's
@@ -295,3 +296,10 @@ def checked_content(schema: dict[str, Any], content: Any) -> tuple[dict[str, Any
             value = int(value)
         usable[name] = value
     return usable, {}
+
+
+def explain(problems: dict[str, str]) -> str:
+    """``{"party": "must be at most 12"}`` -> ``"Please check your answer: party must be at
+    most 12."``, said before the question when it is asked again (ELIC-14, MRTR-E4)."""
+    parts = [f"{name} {problem}" if name else problem for name, problem in problems.items()]
+    return "Please check your answer: " + "; ".join(parts) + "."

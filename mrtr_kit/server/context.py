@@ -3,21 +3,22 @@
 A handler is a re-entrant function of (arguments, inputResponses, verified requestState): the
 code before the point where it needs input runs again on every round (MIG-3). It gets a
 ``RequestContext`` and returns a complete result or ``ctx.input_required(...)`` — the one way
-to ask, so every question passes the core's checks. ``ctx.form(key, schema)`` reads a form
-answer already checked against its schema (ELIC-14); act only on ``answer.content``.
+to ask, so every question passes the core's checks. For a form, ``ctx.form(key, message,
+schema)`` reads the answer checked against its schema (ELIC-14) and asks, or asks again
+saying what was wrong (MRTR-E4), with ``answer.ask()``; act only on ``answer.content``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ..protocol import constants as c
 from ..protocol import errors
-from ..protocol.elicitation import check_requested_schema, checked_content
+from ..protocol.elicitation import check_requested_schema, checked_content, explain
 from ..protocol.models import (
     ClientCapabilities,
     CreateMessageRequest,
@@ -90,21 +91,63 @@ def list_roots() -> ListRootsRequest:
 
 @dataclass(frozen=True)
 class FormAnswer:
-    """An answer to a form, checked against the form it answers (ELIC-14).
+    """One form question and what this round brought for it, checked against its form.
 
-    ``accepted`` is True only for an ``accept`` whose content fits the form; ``content`` then
-    holds exactly the form's fields, each valid, and is the only content a handler should act
-    on. An ``accept`` that does not fit has ``problems`` (field -> why, for the re-ask) and
-    empty ``content``: ask again (MRTR-E4). ``decline`` and ``cancel`` have neither.
+    ``ctx.form(key, message, schema)`` builds it; exactly one of these is true:
+
+    * ``needs_asking``: no answer under ``key`` yet (a first round, or the answer went
+      missing), or an ``accept`` that does not fit the form. Return ``answer.ask()``: it asks
+      the question, and after a bad answer its message first says what was wrong (ELIC-14,
+      MRTR-E4);
+    * ``accepted``: ``content`` holds exactly the form's fields, each valid, a whole-number
+      ``integer`` as an ``int``: the only content to act on;
+    * ``declined``: the user said no; ``cancelled``: the user dismissed the form (ELIC-6).
+      What follows is the handler's choice: finish, use defaults, or ``ask(why)`` again.
+
+    The official SDK's ``Elicit(message, Model)`` resolver reads answers from a type
+    annotation instead; there an accept that does not fit is a tool error, and a decline ends
+    the call unless the tool takes the whole outcome. Here each outcome is one ``if``.
     """
 
-    action: str
+    key: str
+    message: str
+    schema: dict[str, Any]
+    state: dict[str, Any] | None = None  # the requestState ``ask`` carries forward
+    action: str | None = None  # None: no answer under ``key``
     content: dict[str, Any] = field(default_factory=dict)
-    problems: dict[str, str] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)  # field -> what was wrong
+
+    @property
+    def needs_asking(self) -> bool:
+        return self.action is None or bool(self.problems)
 
     @property
     def accepted(self) -> bool:
         return self.action == "accept" and not self.problems
+
+    @property
+    def declined(self) -> bool:
+        return self.action == "decline"
+
+    @property
+    def cancelled(self) -> bool:
+        return self.action == "cancel"
+
+    def request(self, why: str | None = None) -> ElicitRequest:
+        """This question as an input request, for a round that asks several things at once.
+
+        What was wrong with the last answer, then ``why``, go before the message.
+        """
+        notes = [explain(self.problems)] if self.problems else []
+        if why:
+            notes.append(why)
+        return elicit_form(" ".join([*notes, self.message]), self.schema)
+
+    def ask(self, why: str | None = None) -> InputRequired:
+        """What the handler returns to ask (again): the ``InputRequired`` that
+        ``ctx.input_required({key: self.request(why)}, state)`` builds, with the ``state``
+        given to ``ctx.form``, so it passes the core's checks like any other question."""
+        return InputRequired({self.key: self.request(why)}, self.state)
 
 
 @dataclass
@@ -164,20 +207,29 @@ class RequestContext:
         or a form answer the handler checks itself. ``form`` checks it for you."""
         return self._answer(key, ElicitResult, "ElicitResult")
 
-    def form(self, key: str, requested_schema: dict[str, Any]) -> FormAnswer | None:
-        """The answer under ``key`` to the form ``requested_schema``, checked against it
-        (ELIC-14: the server validates answers against its schema); None when absent.
+    def form(
+        self,
+        key: str,
+        message: str,
+        requested_schema: dict[str, Any],
+        *,
+        state: dict[str, Any] | None = None,
+    ) -> FormAnswer:
+        """The form question ``key`` and this round's answer to it, checked against
+        ``requested_schema`` (ELIC-14: the server validates answers against its schema).
 
-        Pass the schema this round's question was asked with: handlers ask the same
-        question on every re-run, so they know it.
+        ``message`` and the schema are what ``answer.ask()`` sends; ``state`` is the
+        requestState it carries (``None``: none). Pass the same key, and a schema whose fields
+        mean the same, on every run: the answer read here is the one to the question asked
+        under this key on the round before. A malformed answer raises -32602 (MRTR-E1).
         """
+        check_requested_schema(requested_schema)  # ELIC-5: a bad form fails at this line
         answer = self.elicitation(key)
-        if answer is None:
-            return None
-        if answer.action != "accept":
-            return FormAnswer(answer.action)
+        question = FormAnswer(key, message, requested_schema, state)
+        if answer is None or answer.action != "accept":
+            return replace(question, action=answer.action if answer else None)
         content, problems = checked_content(requested_schema, answer.content)
-        return FormAnswer("accept", content, problems)
+        return replace(question, action="accept", content=content, problems=problems)
 
     def sampling(self, key: str) -> CreateMessageResult | None:
         return self._answer(key, CreateMessageResult, "CreateMessageResult")

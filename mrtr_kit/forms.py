@@ -1,10 +1,14 @@
-"""Form logic for form-mode elicitation, in plain Python: no widgets here (DESIGN §3).
+"""The form engine for form-mode elicitation, in plain Python: no widgets, no terminal.
 
-``FormSpec.from_schema`` turns a ``requestedSchema`` (digest §9.2) into one ``FieldSpec`` per
-property; ``FormSpec.respond`` turns what a person typed (or a test filled in) into an
-``ElicitResult``, or into a problem per field when the answer does not fit the schema. The
-widgets in ``forms.py`` only render these fields and collect raw values; every rule lives here,
-so the tests can check it without a browser or a kernel.
+``FormSpec.from_schema`` turns a ``requestedSchema`` (ELIC-5, digest §9.2) into one
+``FieldSpec`` per property. Each field parses what a person gave it (``parse`` for a widget's
+value, ``parse_text`` for a typed line) and checks the typed value (``problem``), with the
+rules of ``protocol.elicitation``; ``FormSpec.respond`` and ``FormSpec.accept`` turn a whole
+answer into the ``ElicitResult`` to send, or into one problem per field when it does not fit
+(ELIC-14). The notebook's widgets (``jupyter.forms``) and the terminal form (``console``) only
+render these fields and collect what was typed; every rule lives here or in
+``protocol.elicitation``, so tests check them without a browser, a kernel or a terminal. The
+server reads answers with the same rules: ``RequestContext.form`` (``server.context``).
 
 Raw values are what a widget holds: text for text, number, date-time and email fields (an empty
 string means "not answered"), a ``datetime.date`` or text for a date, ``True``/``False`` for a
@@ -17,16 +21,16 @@ import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from ..protocol.elicitation import (
+from .protocol.elicitation import (
     SchemaOutsideSubset,
     check_requested_schema,
+    checked_content,
     choice_options,
-    validate_content,
     validate_value,
 )
-from ..protocol.models import ElicitResult
+from .protocol.models import ElicitResult
 
 Action = Literal["accept", "decline", "cancel"]
 FieldKind = Literal[
@@ -34,6 +38,7 @@ FieldKind = Literal[
 ]
 
 __all__ = [
+    "MISSING",
     "Action",
     "Choice",
     "FieldKind",
@@ -154,6 +159,41 @@ class FieldSpec:
             return _parse_number(raw, whole=self.kind == "integer")
         return (raw, None) if isinstance(raw, str) else (MISSING, "must be text")
 
+    def parse_text(self, text: str) -> tuple[Any, str | None]:
+        """(typed value or ``MISSING``, problem or ``None``) for one line typed at a terminal.
+
+        ``y``/``n`` answer a yes-or-no field; a choice is picked by its number in the list or
+        by its value; several choices are separated by commas.
+        """
+        text = text.strip()
+        if not text:
+            return MISSING, None
+        if self.kind == "boolean":
+            lowered = text.lower()
+            if lowered in ("y", "yes", "true"):
+                return True, None
+            if lowered in ("n", "no", "false"):
+                return False, None
+            return MISSING, "answer y or n"
+        if self.kind == "choices":
+            return [self._pick(t) for t in text.split(",") if t.strip()], None
+        if self.kind == "choice":
+            return self._pick(text), None
+        return self.parse(text)
+
+    def _pick(self, token: str) -> str:
+        """An option by its number (1, 2, ...) or by its value."""
+        token = token.strip()
+        if token.isdigit() and 1 <= int(token) <= len(self.choices):
+            return self.choices[int(token) - 1].value
+        return token
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with a parsed value (``MISSING`` = left empty), or ``None`` (ELIC-14)."""
+        if value is MISSING:
+            return "is required" if self.required else None
+        return validate_value(dict(self.schema), value)
+
 
 def _parse_number(raw: Any, *, whole: bool) -> tuple[Any, str | None]:
     problem = "must be a whole number" if whole else "must be a number"
@@ -180,14 +220,15 @@ def _parse_number(raw: Any, *, whole: bool) -> tuple[Any, str | None]:
 
 
 def _kind(prop: Mapping[str, Any]) -> FieldKind:
+    """The field kind of a property already checked against the subset (ELIC-5)."""
     kind = prop["type"]
     if kind == "array":
         return "choices"
     if kind == "string":
         if choice_options(dict(prop)) is not None:
             return "choice"
-        return prop.get("format", "text")
-    return kind
+        return cast(FieldKind, prop.get("format", "text"))
+    return cast(FieldKind, kind)
 
 
 @dataclass(frozen=True)
@@ -255,21 +296,14 @@ class FormSpec:
         problems: dict[str, str] = {}
         for spec in self.fields:
             value, problem = spec.parse(raw.get(spec.name, spec.initial()))
+            problem = problem or spec.problem(value)  # ELIC-14: check before sending
             if problem is not None:
                 problems[spec.name] = problem
-            elif value is MISSING:
-                if spec.required:
-                    problems[spec.name] = "is required"
-            else:
-                problem = validate_value(dict(spec.schema), value)  # ELIC-14: check first
-                if problem is not None:
-                    problems[spec.name] = problem
-                else:
-                    content[spec.name] = value
-        if not problems:
-            # The same check a server runs on receipt: the form never sends what it rejects.
-            problems = validate_content(dict(self.schema), content)
-        return content, problems
+            elif value is not MISSING:
+                content[spec.name] = value
+        # Each field passed the checks a server runs on receipt (``checked_content``), so the
+        # form never sends what the server rejects (tests/test_forms_spec.py shows they agree).
+        return ({}, problems) if problems else (content, {})
 
     def respond(self, action: Action, raw: Mapping[str, Any] | None = None) -> FormOutcome:
         """The ``ElicitResult`` for a button press. ``content`` only for ``accept`` (ELIC-7);
@@ -278,7 +312,15 @@ class FormSpec:
             return FormOutcome(ElicitResult(action=action))
         if action != "accept":
             raise ValueError(f"action must be accept, decline or cancel, not {action!r}")
-        content, problems = self.collect(raw or {})
+        return self._accepted(*self.collect(raw or {}))
+
+    def accept(self, content: Mapping[str, Any]) -> FormOutcome:
+        """The ``accept`` answer for already typed values (from ``parse_text``, say): the
+        ``ElicitResult`` to send, or the problems when ``content`` does not fit (ELIC-14)."""
+        return self._accepted(*checked_content(dict(self.schema), dict(content)))
+
+    @staticmethod
+    def _accepted(content: dict[str, Any], problems: dict[str, str]) -> FormOutcome:
         if problems:
             return FormOutcome(None, problems)
         return FormOutcome(ElicitResult(action="accept", content=content))
