@@ -18,6 +18,10 @@ from mrtr_kit.client import (
     RequestFactory,
     ResultCache,
     TooManyRounds,
+)
+from mrtr_kit.client.rounds import (
+    Complete,
+    NeedsInput,
     cache_key,
     choose_version,
     interpret_result,
@@ -25,7 +29,6 @@ from mrtr_kit.client import (
     result_of,
     state_only_delay,
 )
-from mrtr_kit.client.rounds import Complete, NeedsInput
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
 
@@ -283,14 +286,12 @@ def test_mrtr_c6_a_resend_repeats_the_round_even_if_the_sent_request_was_edited(
     assert call.resend_request()["params"]["inputResponses"] == {"k": ACCEPT}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect in client/rounds.py (reported, not this test's owner's file): "
-    "_check_answers keeps the caller's answer dicts by reference; deep-copy them there",
-)
 def test_mrtr_c6_answers_are_copied_when_the_round_is_built():
     """MRTR-C6: the answers of a round are the ones given when it was built; a caller that
-    reuses its answer dict (a form widget's value) must not change a later resend."""
+    reuses its answer dict (a form widget's value) must not change a later resend.
+
+    Kills: the ``copy.deepcopy`` of the answers dropped in ``_check_answers``.
+    """
     call = MrtrCall.tool(RequestFactory(), "t")
     first = call.first_request()
     call.receive(asking(first, {"k": FORM}))
