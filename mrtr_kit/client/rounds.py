@@ -450,7 +450,7 @@ class PlainRequest(Exchange):
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if method in c.MRTR_METHODS:
-            raise ValueError(f"{method} can need several rounds: use an MrtrCall (call_tool)")
+            raise ValueError(f"{method} can need several rounds: use call_tool / begin_* instead")
         super().__init__(factory, method, meta)
         self._body = copy.deepcopy(dict(params or {}))
 

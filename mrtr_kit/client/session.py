@@ -9,8 +9,14 @@ Two ways to run an MRTR call:
   registered handler, the retry is sent, until the result is complete or the round limit
   (MRTR-C7) is hit;
 * one round at a time — ``call = await client.begin_tool_call(name, args)``; look at
-  ``call.input_required``; later ``await client.continue_call(call, {"key": answer})``.
-  The ``MrtrCall`` object is the handle: it holds that call's state and nothing else's.
+  ``call.step`` (what the call asks for next: ``AnswerThese``, ``RetryStateOnly``,
+  ``GiveUp`` or ``Done``) or ``call.input_required``; later
+  ``await client.continue_call(call, {"key": answer})``. The ``MrtrCall`` object is the
+  handle: it holds that call's state and nothing else's.
+
+Every protocol decision is the call's (``rounds.py``): this module sends what it is given,
+resends what the call says to resend (VER-2) and acts on the step. Only HTTP's own rule lives
+here: a ``-32020`` refreshes the ``tools/list`` header view once (HTTP-14).
 
 Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for display.
 
