@@ -35,6 +35,7 @@ import copy
 import itertools
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -339,7 +340,7 @@ class CallStatus(Enum):
     FAILED = "failed"  # the server answered with a JSON-RPC error
 
 
-class Exchange:
+class Exchange(ABC):
     """What every request of the client shares: a fresh id and ``_meta`` each time it is built
     (CORE-3, CORE-10), the response-id check (CORE-4), reading the result (RT-2, RT-3) and
     the one resend after an unsupported protocol version (VER-2).
@@ -419,11 +420,13 @@ class Exchange:
         self._factory.negotiate(McpRemoteError.from_error_object(error, http_status=http_status))
         return Resend(self._send())
 
+    @abstractmethod
     def _step_after(self, outcome: Outcome) -> Step:
-        raise NotImplementedError
+        """The step after a result: sets the status to match."""
 
+    @abstractmethod
     def _params(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The params of the round being sent (without ``_meta``)."""
 
     def _next_round(self) -> dict[str, Any]:
         self.rounds += 1
