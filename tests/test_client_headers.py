@@ -11,16 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mrtr_kit.client import (
-    HeaderValueError,
+from mrtr_kit.client import HeaderValueError, MrtrCall, RequestFactory, request_headers
+from mrtr_kit.client.headers import (
     InvalidHeaderAnnotation,
-    MrtrCall,
-    RequestFactory,
     encode_header_value,
     filter_tools,
     header_annotations,
     param_header_value,
-    request_headers,
 )
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server.headers import decode_header_value

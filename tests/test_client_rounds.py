@@ -10,25 +10,27 @@ import json
 import pytest
 
 from mrtr_kit.client import (
-    DEFAULT_MAX_ROUNDS,
     CallStatus,
-    Complete,
     ElicitResult,
     InvalidAnswers,
     McpClientError,
     McpRemoteError,
     MrtrCall,
-    NeedsInput,
     NoMutualVersion,
     NotJson,
     ProtocolViolation,
     RequestFactory,
     ResultCache,
     TooManyRounds,
-    cache_key,
-    choose_version,
     client_capabilities,
     encode_request,
+)
+from mrtr_kit.client.rounds import (
+    DEFAULT_MAX_ROUNDS,
+    Complete,
+    NeedsInput,
+    cache_key,
+    choose_version,
     fresh_for_ms,
     interpret_result,
     may_cache,

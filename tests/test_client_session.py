@@ -233,6 +233,25 @@ def test_mrtr_c7_round_limit_over_http():
     assert [r.round for r in run(go)] == [1, 2, 3]
 
 
+def test_mrtr_c7_at_the_round_limit_nobody_is_asked_a_question_that_would_not_be_sent():
+    """MRTR-C7: the call gives up when the last allowed round is answered with input_required;
+    the handler is not asked for an answer that could never be sent."""
+    asked: list[int] = []
+
+    def wrong_name(params, ctx):
+        asked.append(ctx.round)
+        return ElicitResult(action="accept", content={"name": ""})  # "stateless" asks again
+
+    async def go():
+        async with client(elicitation=wrong_name, max_rounds=2) as cl:
+            with pytest.raises(TooManyRounds):
+                await cl.call_tool("stateless")
+            return cl.trace
+
+    assert [r.round for r in run(go)] == [1, 2]
+    assert asked == [1]
+
+
 def test_mrtr_c8_decline_is_sent_as_an_answer():
     """MRTR-C8: a declined elicitation is still an answer and the call goes on."""
 

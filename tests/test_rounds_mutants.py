@@ -18,6 +18,10 @@ from mrtr_kit.client import (
     RequestFactory,
     ResultCache,
     TooManyRounds,
+)
+from mrtr_kit.client.rounds import (
+    Complete,
+    NeedsInput,
     cache_key,
     choose_version,
     interpret_result,
@@ -25,7 +29,6 @@ from mrtr_kit.client import (
     result_of,
     state_only_delay,
 )
-from mrtr_kit.client.rounds import Complete, NeedsInput
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
 
@@ -283,14 +286,12 @@ def test_mrtr_c6_a_resend_repeats_the_round_even_if_the_sent_request_was_edited(
     assert call.resend_request()["params"]["inputResponses"] == {"k": ACCEPT}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect in client/rounds.py (reported, not this test's owner's file): "
-    "_check_answers keeps the caller's answer dicts by reference; deep-copy them there",
-)
 def test_mrtr_c6_answers_are_copied_when_the_round_is_built():
     """MRTR-C6: the answers of a round are the ones given when it was built; a caller that
-    reuses its answer dict (a form widget's value) must not change a later resend."""
+    reuses its answer dict (a form widget's value) must not change a later resend.
+
+    Kills: the ``copy.deepcopy`` of the answers dropped in ``_check_answers``.
+    """
     call = MrtrCall.tool(RequestFactory(), "t")
     first = call.first_request()
     call.receive(asking(first, {"k": FORM}))
@@ -464,3 +465,102 @@ def test_cache_5_the_default_clock_counts_milliseconds(monkeypatch):
     assert cache.lookup(listing) is not None
     clock[0] = 1000.5
     assert cache.lookup(listing) is None
+
+
+# --- the step API (issue: every client rule in rounds.py) ------------------------------------
+
+
+def version_error(request: dict) -> dict:
+    error = {"code": -32022, "message": "no", "data": {"supported": [c.PROTOCOL_VERSION]}}
+    return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+
+
+def test_ver_2_the_factory_keeps_its_own_versions_and_says_which_it_chose():
+    """VER-2: the versions a client speaks are fixed when it is built (a list passed in and
+    changed later changes nothing); ``negotiate`` returns the version it switched to.
+
+    Kills: ``tuple(supported_versions)`` unwrapped; ``negotiate`` returning None.
+    """
+    ours = ["2027-01-01", c.PROTOCOL_VERSION]
+    factory = RequestFactory(protocol_version="2027-01-01", supported_versions=ours)
+    ours.clear()
+    assert factory.supported_versions == ("2027-01-01", c.PROTOCOL_VERSION)
+    error = McpRemoteError(-32022, "no", {"supported": [c.PROTOCOL_VERSION]})
+    assert factory.negotiate(error) == c.PROTOCOL_VERSION == factory.protocol_version
+
+
+def test_mrtr_c3_a_new_call_has_no_step_and_no_request_yet():
+    """MRTR-C3: before round 1 a call has built no request and has no step to act on.
+
+    Kills: ``self.request = {}`` or ``self._step = None`` removed from ``Exchange.__init__``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    assert call.request == {} and call.step is None
+    first = call.first_request()
+    assert call.request is first and call.step is None
+
+
+def test_ver_2_the_resend_is_the_calls_step_and_each_round_may_negotiate_once():
+    """VER-2: after -32022 ``call.step`` is the ``Resend`` (a driver that reads the step, not
+    the return value, sends it too); a later round that meets -32022 again negotiates again.
+
+    Kills: ``self._step = resend`` removed; ``self._renegotiated = False`` removed from
+    ``_next_round``.
+    """
+    from mrtr_kit.client import Resend
+
+    call = MrtrCall.tool(RequestFactory(), "t")
+    step = call.receive(version_error(call.first_request()))
+    assert isinstance(step, Resend) and call.step is step
+    call.receive(asking(step.request, {"k": FORM}))
+    again = call.receive(version_error(call.retry_request({"k": ACCEPT})))
+    assert isinstance(again, Resend) and call.rounds == 2
+
+
+def test_core_10_a_plain_request_keeps_its_own_params():
+    """CORE-10 / VER-2: a plain request repeats its own params on a resend: a caller that
+    changes the dict it passed, or the request it sent, changes nothing; read-only mappings
+    are accepted. Once its result arrives it is complete.
+
+    Kills: ``copy.deepcopy`` or ``dict`` dropped in ``PlainRequest``; its COMPLETE status
+    not set.
+    """
+    from mrtr_kit.client.rounds import PlainRequest
+
+    params = {"cursor": "c", "filter": {"tags": ["a"]}}
+    plain = PlainRequest(RequestFactory(), "tools/list", params)
+    params["filter"]["tags"].append("late")
+    first = plain.first_request()
+    first["params"]["filter"]["tags"].append("edited")
+    resent = plain.resend_request()
+    assert resent["params"]["filter"] == {"tags": ["a"]}
+    plain.receive(reply(resent, {"tools": []}))
+    assert plain.status is CallStatus.COMPLETE
+    proxy = PlainRequest(RequestFactory(), "tools/list", MappingProxyType({"cursor": "x"}))
+    assert proxy.first_request()["params"]["cursor"] == "x"
+
+
+def test_mrtr_c8_only_a_question_of_the_waiting_round_can_be_refused():
+    """MRTR-C8: ``refuse`` names the error for a question of the round the call waits on; a
+    complete call has no question left to refuse.
+
+    Kills: ``needs is None`` dropped from the check in ``refuse``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    call.receive(done(call.first_request()))
+    with pytest.raises(RuntimeError, match="not asked"):
+        call.refuse("k")
+
+
+def test_mrtr_c9_may_cache_answers_with_a_bool():
+    """MRTR-C9: ``may_cache`` is a yes or no, ``False`` for an input_required result and for
+    a retry's result alike (the trace shows it as such).
+
+    Kills: either ``return False`` in ``may_cache`` returning None.
+    """
+    call = MrtrCall.resource(RequestFactory(), "file:///a")
+    first = call.first_request()
+    needs = NeedsInput({"k": FORM}, "s", {"resultType": "input_required"})
+    assert may_cache(first, needs) is False
+    call.receive(asking(first, {"k": FORM}))
+    assert may_cache(call.retry_request({"k": ACCEPT}), Complete({"contents": []})) is False

@@ -9,10 +9,20 @@ Quick start::
                          elicitation=lambda req, ctx: ElicitResult(action="decline")) as client:
         await client.list_tools()
         result = await client.call_tool("book_table", {"restaurant": "Luigi's"})
+
+Without the session (sans-IO), a call is a loop over what ``MrtrCall`` says to do next::
+
+    call = MrtrCall.tool(RequestFactory(capabilities=client_capabilities(form=True)), "t")
+    step = call.receive(post(call.first_request()))
+    while not isinstance(step, Done):   # AnswerThese / RetryStateOnly / Resend / GiveUp
+        ...
+
+The names below are what a user of the client needs; the rest (``interpret_result``,
+``choose_version``, the cache keys, header encoding, ...) stays in its module.
 """
 
 from ..protocol.models import CreateMessageResult, ElicitResult, ListRootsResult, Root
-from .answers import AnswerContext, AnswerHandlers, check_answer, parse_input_request
+from .answers import AnswerHandlers, check_answer
 from .errors import (
     HeaderValueError,
     InputDeclined,
@@ -26,81 +36,58 @@ from .errors import (
     TooManyRounds,
     TransportError,
 )
-from .headers import (
-    InvalidHeaderAnnotation,
-    RejectedTool,
-    encode_header_value,
-    filter_tools,
-    header_annotations,
-    param_header_value,
-    request_headers,
-)
+from .headers import request_headers
 from .rounds import (
-    DEFAULT_MAX_ROUNDS,
+    AnswerContext,
+    AnswerThese,
     CallStatus,
-    Complete,
+    Done,
+    GiveUp,
     MrtrCall,
-    NeedsInput,
+    Question,
     RequestFactory,
+    Resend,
     ResultCache,
-    cache_key,
-    choose_version,
+    RetryStateOnly,
+    Step,
     client_capabilities,
     encode_request,
-    fresh_for_ms,
-    interpret_result,
-    may_cache,
-    result_of,
-    state_only_delay,
 )
 from .session import McpClient, TraceRecord
-from .sse import SseDecoder, sse_events
 
 __all__ = [
-    "DEFAULT_MAX_ROUNDS",
     "AnswerContext",
     "AnswerHandlers",
+    "AnswerThese",
     "CallStatus",
-    "Complete",
     "CreateMessageResult",
+    "Done",
     "ElicitResult",
+    "GiveUp",
     "HeaderValueError",
     "InputDeclined",
     "InvalidAnswers",
-    "InvalidHeaderAnnotation",
     "ListRootsResult",
     "McpClient",
     "McpClientError",
     "McpRemoteError",
     "MrtrCall",
-    "NeedsInput",
     "NoMutualVersion",
     "NotJson",
     "ProtocolViolation",
-    "RejectedTool",
+    "Question",
     "RequestFactory",
+    "Resend",
     "ResultCache",
+    "RetryStateOnly",
     "Root",
-    "SseDecoder",
+    "Step",
     "TooManyRounds",
     "ToolRejected",
     "TraceRecord",
     "TransportError",
-    "cache_key",
     "check_answer",
-    "choose_version",
     "client_capabilities",
-    "encode_header_value",
     "encode_request",
-    "filter_tools",
-    "fresh_for_ms",
-    "header_annotations",
-    "interpret_result",
-    "may_cache",
-    "param_header_value",
-    "parse_input_request",
     "request_headers",
-    "result_of",
-    "sse_events",
-    "state_only_delay",
 ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,19 +34,19 @@ from ..protocol.models import (
     ListRootsRequest,
     ListRootsResult,
 )
-from .errors import InputDeclined, InvalidAnswers, ProtocolViolation
-from .rounds import answer_to_wire, client_capabilities
+from .errors import InvalidAnswers, ProtocolViolation
+from .rounds import AnswerContext, answer_to_wire, client_capabilities, refusal
 
-
-@dataclass(frozen=True)
-class AnswerContext:
-    """Who is asking, for a handler that shows the question to a person (ELIC-15)."""
-
-    key: str  # the inputRequests key being answered
-    method: str  # the logical call: tools/call, prompts/get or resources/read
-    target: str | None  # its tool/prompt name or resource URI
-    round: int  # the round whose result asked
-    server_info: dict[str, Any] | None  # result _meta serverInfo, self-reported (CORE-13)
+__all__ = [
+    "AnswerContext",  # defined with the other round facts in rounds.py; handlers receive it
+    "AnswerHandlers",
+    "FormHandler",
+    "RootsHandler",
+    "SamplingHandler",
+    "UrlHandler",
+    "check_answer",
+    "parse_input_request",
+]
 
 
 Answer = BaseModel | dict[str, Any]
@@ -57,9 +57,11 @@ SamplingHandler = Callable[
     [CreateMessageRequestParams, AnswerContext], MaybeAnswer | Awaitable[MaybeAnswer]
 ]
 RootsHandler = Callable[[dict[str, Any], AnswerContext], MaybeAnswer | Awaitable[MaybeAnswer]]
+AnyHandler = Callable[[Any, AnswerContext], Any]
+M = TypeVar("M", bound=BaseModel)
 
 
-def _validate(model: type[Any], data: Any, what: str, *, theirs: bool) -> Any:
+def _validate(model: type[M], data: Any, what: str, *, theirs: bool) -> M:
     """``model.model_validate(data)``; a failure is the server's fault (``theirs``: a
     malformed input request) or ours (an answer that does not fit)."""
     try:
@@ -80,9 +82,7 @@ def parse_input_request(
     """An ``inputRequests`` value as a model; malformed ones are the server's fault."""
     method = request.get("method")
     if method == c.ELICITATION_CREATE:
-        parsed: ElicitRequest = _validate(
-            ElicitRequest, request, "elicitation request", theirs=True
-        )
+        parsed = _validate(ElicitRequest, request, "elicitation request", theirs=True)
         if isinstance(parsed.params, ElicitRequestFormParams):
             try:  # ELIC-5 (KIT): a form the client cannot render is a protocol error
                 check_requested_schema(parsed.params.requested_schema)
@@ -147,14 +147,15 @@ class AnswerHandlers:
     async def answer(self, request: dict[str, Any], ctx: AnswerContext) -> dict[str, Any]:
         """Run the matching handler for one input request and return the checked answer."""
         parsed = parse_input_request(request)
+        handler: AnyHandler | None
         if isinstance(parsed, ElicitRequest):
             url_mode = isinstance(parsed.params, ElicitRequestURLParams)
             handler = self.url_elicitation if url_mode else self.elicitation
-            kind, refusal = ("URL elicitation" if url_mode else "form elicitation"), None
+            kind = "URL elicitation" if url_mode else "form elicitation"
         elif isinstance(parsed, CreateMessageRequest):
-            handler, kind, refusal = self.sampling, "sampling", c.SAMPLING_CREATE_MESSAGE
+            handler, kind = self.sampling, "sampling"
         else:
-            handler, kind, refusal = self.roots, "roots", c.ROOTS_LIST
+            handler, kind = self.roots, "roots"
         if handler is None:
             # We declare only what we can answer, so this request breaks MRTR-S7.
             raise ProtocolViolation(
@@ -164,10 +165,5 @@ class AnswerHandlers:
         params = parsed.params if parsed.params is not None else {}
         answer = await _invoke(handler, params, ctx)
         if answer is None:
-            if refusal is None:
-                raise InvalidAnswers(
-                    "an elicitation handler must return an ElicitResult; use action "
-                    "'decline' or 'cancel' to refuse (MRTR-C8)"
-                )
-            raise InputDeclined(ctx.key, refusal)  # MRTR-C8: no answer, no retry
+            raise refusal(ctx.key, request)  # MRTR-C8: what no answer means, and no retry
         return check_answer(request, answer)

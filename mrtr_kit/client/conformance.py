@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..protocol import constants as c
@@ -33,7 +33,7 @@ from .errors import McpClientError
 from .session import McpClient
 
 log = logging.getLogger("mrtr_kit.conformance")
-Scenario = Callable[[str], Awaitable[None]]
+Scenario = Callable[[str], Coroutine[Any, Any, None]]
 
 
 # --- answer handlers for unattended runs ------------------------------------------------------

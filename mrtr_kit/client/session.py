@@ -9,8 +9,14 @@ Two ways to run an MRTR call:
   registered handler, the retry is sent, until the result is complete or the round limit
   (MRTR-C7) is hit;
 * one round at a time — ``call = await client.begin_tool_call(name, args)``; look at
-  ``call.input_required``; later ``await client.continue_call(call, {"key": answer})``.
-  The ``MrtrCall`` object is the handle: it holds that call's state and nothing else's.
+  ``call.step`` (what the call asks for next: ``AnswerThese``, ``RetryStateOnly``,
+  ``GiveUp`` or ``Done``) or ``call.input_required``; later
+  ``await client.continue_call(call, {"key": answer})``. The ``MrtrCall`` object is the
+  handle: it holds that call's state and nothing else's.
+
+Every protocol decision is the call's (``rounds.py``): this module sends what it is given,
+resends what the call says to resend (VER-2) and acts on the step. Only HTTP's own rule lives
+here: a ``-32020`` refreshes the ``tools/list`` header view once (HTTP-14).
 
 Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for display.
 
@@ -38,10 +44,10 @@ import httpx
 
 from ..protocol import constants as c
 from ..protocol.aio import maybe_await
-from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from ..protocol.errors import HEADER_MISMATCH
 from ..protocol.models import Implementation
+from ..protocol.param_headers import HeaderMap, header_annotations
 from .answers import (
-    AnswerContext,
     AnswerHandlers,
     FormHandler,
     RootsHandler,
@@ -49,27 +55,24 @@ from .answers import (
     UrlHandler,
     check_answer,
 )
-from .errors import (
-    McpRemoteError,
-    ProtocolViolation,
-    ToolRejected,
-    TransportError,
-)
-from .headers import HeaderMap, RejectedTool, filter_tools, header_annotations, request_headers
+from .errors import ProtocolViolation, ToolRejected, TransportError
+from .headers import RejectedTool, filter_tools, request_headers
 from .rounds import (
     DEFAULT_CLIENT_INFO,
     DEFAULT_MAX_ROUNDS,
+    DEFAULT_STATE_ONLY_BACKOFF_S,
+    AnswerThese,
+    Done,
+    Exchange,
+    GiveUp,
     MrtrCall,
-    NeedsInput,
-    Outcome,
+    PlainRequest,
     RequestFactory,
+    Resend,
     ResultCache,
-    choose_version,
+    RetryStateOnly,
+    Step,
     encode_request,
-    interpret_result,
-    may_cache,
-    result_of,
-    state_only_delay,
 )
 from .sse import SseDecoder
 
@@ -97,9 +100,18 @@ class TraceRecord:
     error: str | None = None  # a local failure while exchanging, if any
 
 
-def _error_code(response: Mapping[str, Any]) -> int | None:
+def _header_mismatch(exchange: Exchange, response: Mapping[str, Any]) -> bool:
+    """A ``-32020`` on ``tools/call``: the Mcp-Param headers did not match (HTTP-14)."""
     error = response.get("error")
-    return error.get("code") if isinstance(error, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return exchange.method == "tools/call" and code == HEADER_MISMATCH
+
+
+def _waiting_step(call: MrtrCall) -> Done | AnswerThese | RetryStateOnly | GiveUp:
+    step = call.step
+    if step is None or isinstance(step, Resend):
+        raise RuntimeError(f"cannot continue a call that is {call.status.value}")
+    return step
 
 
 class McpClient:
@@ -128,7 +140,7 @@ class McpClient:
         protocol_version: str = c.PROTOCOL_VERSION,
         supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
-        state_only_backoff_s: float = 0.05,
+        state_only_backoff_s: float = DEFAULT_STATE_ONLY_BACKOFF_S,
         headers: Mapping[str, str] | None = None,
         cache: ResultCache | None = None,
     ) -> None:
@@ -143,8 +155,8 @@ class McpClient:
             protocol_version=protocol_version,
             capabilities=self._handlers.capabilities(),
             client_info=client_info,
+            supported_versions=supported_versions,
         )
-        self.supported_versions = supported_versions
         self.max_rounds = max_rounds
         self.state_only_backoff_s = state_only_backoff_s
         self.on_notification = on_notification
@@ -200,6 +212,15 @@ class McpClient:
         return self._factory.protocol_version
 
     @property
+    def supported_versions(self) -> tuple[str, ...]:
+        """The versions this client speaks, in preference order (VER-2)."""
+        return self._factory.supported_versions
+
+    @supported_versions.setter
+    def supported_versions(self, versions: tuple[str, ...]) -> None:
+        self._factory.supported_versions = tuple(versions)
+
+    @property
     def factory(self) -> RequestFactory:
         """The sans-IO request builder (ids, ``_meta``) behind this client: build an
         ``MrtrCall`` with it by hand and send it with ``begin``."""
@@ -221,28 +242,15 @@ class McpClient:
 
         ``meta`` adds optional ``_meta`` keys, as in every method below.
         """
-        if method in c.MRTR_METHODS:
-            raise ValueError(f"{method} can need several rounds: use call_tool / begin_* instead")
-        params = dict(params or {})
-        number = next(self._numbers)
-
-        def build() -> dict[str, Any]:
-            return self._factory.request(method, params, meta)
-
-        first = build()
+        exchange = PlainRequest(self._factory, method, params, meta)
+        first = exchange.first_request()
         if self.cache is not None and (hit := self.cache.lookup(first)) is not None:
             return hit  # CACHE-4/5: the same method and params, still fresh
-        response, status, request = await self._roundtrip(
-            first,
-            build,
-            number=number,
-            round_no=1,
-        )
-        outcome = interpret_result(method, result_of(response, http_status=status))
-        self._note_cacheable(request, outcome)
+        step = await self._exchange(exchange, first, next(self._numbers))
+        assert isinstance(step, Done) and exchange.outcome is not None
         if self.cache is not None:
-            self.cache.store(request, outcome)
-        return outcome.result
+            self.cache.store(exchange.request, exchange.outcome)
+        return step.result
 
     async def discover(self) -> dict[str, Any]:
         """``server/discover`` (optional for clients, VER-3)."""
@@ -312,36 +320,31 @@ class McpClient:
     async def complete_call(self, call: MrtrCall) -> dict[str, Any]:
         """Drive ``call`` to its final result: answer each round with the handlers and retry.
 
-        State-only rounds are retried after a growing pause (MRTR-C7); the round limit
-        raises ``TooManyRounds``.
+        The call says what to do next (``call.step``); state-only rounds are retried after its
+        pause, the round limit raises ``TooManyRounds``.
         """
-        state_only_streak = 0
-        while not call.is_complete:
-            needs = call.input_required
-            if needs is None:
-                raise RuntimeError(f"cannot continue a call that is {call.status.value}")
-            if needs.is_state_only:
-                state_only_streak += 1
-                delay = state_only_delay(state_only_streak, base_s=self.state_only_backoff_s)
-                await asyncio.sleep(delay)
-                answers = None
-            else:
-                state_only_streak = 0
-                answers = await self._answer_all(call, needs)
-            await self.continue_call(call, answers, validate=False)  # handlers' answers are checked
-        assert call.result is not None
-        return call.result
+        while True:
+            step = await self.retry_state_only(call)
+            if isinstance(step, Done):
+                return step.result
+            if isinstance(step, GiveUp):
+                raise step.error
+            # MRTR-C1: every requested input, one at a time (a person sees one question after
+            # another); the handlers check each answer, so the retry does not check again.
+            answers = {
+                q.key: await self._handlers.answer(q.request, q.context) for q in step.questions
+            }
+            await self.continue_call(call, answers, validate=False)
 
-    async def _answer_all(self, call: MrtrCall, needs: NeedsInput) -> dict[str, dict[str, Any]]:
-        """MRTR-C1: produce every requested input before retrying (one at a time, so a person
-        sees one question after another)."""
-        meta = needs.result.get("_meta")
-        server_info = meta.get(c.META_SERVER_INFO) if isinstance(meta, dict) else None
-        answers: dict[str, dict[str, Any]] = {}
-        for key, request in needs.input_requests.items():
-            ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)
-            answers[key] = await self._handlers.answer(request, ctx)
-        return answers
+    async def retry_state_only(self, call: MrtrCall) -> Done | AnswerThese | GiveUp:
+        """Send the state-only retries ``call`` asks for, each after the call's pause
+        (MRTR-C1, MRTR-C7); return the first other step."""
+        step = _waiting_step(call)
+        while isinstance(step, RetryStateOnly):
+            await asyncio.sleep(step.delay_s)
+            await self.continue_call(call)
+            step = _waiting_step(call)
+        return step
 
     # -- MRTR calls, one round at a time ---------------------------------------------------------
 
@@ -393,82 +396,64 @@ class McpClient:
         content against ``requestedSchema``, ELIC-14); pass ``False`` to send an answer the
         server should reject, e.g. to watch it ask again.
         """
-        needs = call.input_required
-        if needs is None:
+        if call.input_required is None:
             raise RuntimeError(f"the call is {call.status.value}; there is nothing to answer")
-        if validate and answers:
-            answers = {
-                key: check_answer(needs.input_requests[key], value)
-                if key in needs.input_requests
-                else value  # left for retry_request to refuse (MRTR-C6)
-                for key, value in answers.items()
-            }
-        await self._send_round(call, call.retry_request(answers))
+        request = call.retry_request(answers, check=check_answer if validate else None)
+        await self._send_round(call, request)
         return call
 
     def _call_options(self, meta: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {"max_rounds": self.max_rounds, "meta": meta}
+        return {
+            "max_rounds": self.max_rounds,
+            "meta": meta,
+            "state_only_backoff_s": self.state_only_backoff_s,
+        }
 
-    async def _send_round(self, call: MrtrCall, request: dict[str, Any]) -> Outcome:
+    async def _send_round(self, call: MrtrCall, request: dict[str, Any]) -> Step:
         number = self._call_numbers.get(call)
         if number is None:  # round 1 was sent by other means; number the call from here on
             number = self._call_numbers[call] = next(self._numbers)
-        header_map = self._header_map(call)
-        response, status, request = await self._roundtrip(
-            request, call.resend_request, number=number, round_no=call.rounds, header_map=header_map
-        )
-        if call.method == "tools/call" and _error_code(response) == HEADER_MISMATCH:
-            # HTTP-14: our view of the tool's x-mcp-header annotations may be stale. Refresh
-            # tools/list once; if the annotations changed, send the same round again.
-            await self.list_tools()
-            fresh = self._header_map(call)
-            if fresh != header_map:
-                response, status, request = await self._roundtrip(
-                    call.resend_request(),
-                    call.resend_request,
-                    number=number,
-                    round_no=call.rounds,
-                    header_map=fresh,
-                )
-        outcome = call.receive(response, http_status=status)
-        self._note_cacheable(request, outcome)
-        return outcome
+        return await self._exchange(call, request, number)
 
-    def _header_map(self, call: MrtrCall) -> HeaderMap:
-        if call.method != "tools/call":
+    async def _exchange(self, exchange: Exchange, request: dict[str, Any], number: int) -> Step:
+        """POST ``request`` and hand the response to ``exchange``; send what it asks to resend
+        (VER-2); return its next step. The one decision made here is HTTP's own (HTTP-14)."""
+        header_map = self._header_map(exchange)
+        refreshed = False
+        while True:
+            response, status, record = await self._post(
+                request, header_map, number, exchange.rounds
+            )
+            if not refreshed and _header_mismatch(exchange, response):
+                # HTTP-14: our view of the tool's x-mcp-header annotations may be stale.
+                # Refresh tools/list once; if the annotations changed, send the round again.
+                refreshed = True
+                await self.list_tools()
+                fresh = self._header_map(exchange)
+                if fresh != header_map:
+                    header_map, request = fresh, exchange.resend_request()
+                    continue
+            try:
+                step = exchange.receive(response, http_status=status)
+            except ProtocolViolation as exc:
+                record.error = str(exc)
+                raise
+            if isinstance(step, Done):
+                record.cacheable = step.cacheable  # MRTR-C9: shown, never used
+            if not isinstance(step, Resend):
+                return step
+            request = step.request
+
+    def _header_map(self, exchange: Exchange) -> HeaderMap:
+        if not isinstance(exchange, MrtrCall) or exchange.method != "tools/call":
             return {}
-        name = str(call.target)
+        name = str(exchange.target)
         if name in self.rejected_tools:
             raise ToolRejected(name, self.rejected_tools[name].reason)
         # A tool never listed gets no Mcp-Param headers; a -32020 then triggers the refresh.
         return self._header_maps.get(name, {})
 
-    def _note_cacheable(self, request: dict[str, Any], outcome: Outcome) -> None:
-        for record in reversed(self.trace):
-            if record.request.get("id") == request.get("id"):
-                record.cacheable = may_cache(request, outcome)
-                return
-
     # -- HTTP ---------------------------------------------------------------------------------
-
-    async def _roundtrip(
-        self,
-        request: dict[str, Any],
-        rebuild: Callable[[], dict[str, Any]],
-        *,
-        number: int,
-        round_no: int,
-        header_map: HeaderMap | None = None,
-    ) -> tuple[dict[str, Any], int, dict[str, Any]]:
-        """POST one request; on ``-32022`` pick a version from ``data.supported`` and send
-        it once more, rebuilt with the new version in the header and in ``_meta`` (VER-2)."""
-        response, status = await self._post(request, header_map, number, round_no)
-        if _error_code(response) == UNSUPPORTED_PROTOCOL_VERSION:
-            error = McpRemoteError.from_error_object(response["error"], http_status=status)
-            self._factory.protocol_version = choose_version(error, self.supported_versions)
-            request = rebuild()
-            response, status = await self._post(request, header_map, number, round_no)
-        return response, status, request
 
     async def _post(
         self,
@@ -476,7 +461,7 @@ class McpClient:
         header_map: HeaderMap | None,
         number: int,
         round_no: int,
-    ) -> tuple[dict[str, Any], int]:
+    ) -> tuple[dict[str, Any], int, TraceRecord]:
         headers = {**BASE_HEADERS, **self.extra_headers, **request_headers(request, header_map)}
         body = encode_request(request)  # CORE-1; a NotJson request is never sent
         record = TraceRecord(
@@ -502,12 +487,8 @@ class McpClient:
         except (TransportError, ProtocolViolation) as exc:
             record.error = str(exc)
             raise
-        rid = message.get("id")
-        if rid is not None and rid != request["id"]:  # CORE-4
-            record.error = f"response id {rid!r} does not match request id {request['id']!r}"
-            raise ProtocolViolation(record.error)
         record.response = message
-        return message, resp.status_code
+        return message, resp.status_code, record
 
     async def _read_sse(
         self, resp: httpx.Response, request_id: Any, record: TraceRecord

@@ -28,13 +28,16 @@ import ipywidgets as w
 
 from ..client import (
     AnswerContext,
+    AnswerThese,
+    Done,
+    GiveUp,
+    InputDeclined,
     McpClient,
     McpClientError,
     MrtrCall,
-    parse_input_request,
-    state_only_delay,
+    Question,
 )
-from ..protocol import constants as c
+from ..client.answers import parse_input_request
 from ..protocol.models import (
     CreateMessageRequest,
     ElicitRequest,
@@ -73,7 +76,7 @@ class CallFlow:
         self.error: str | None = None
         self.current: AnswerWidget | None = None
         self._begin = begin
-        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._queue: list[Question] = []
         self._answers: dict[str, dict[str, Any]] = {}
         self._agreed: set[str] = set()  # URLs the user agreed to go to in this call (ELIC-9)
         self._url_accepted = False  # this round answers a URL request with accept
@@ -194,24 +197,23 @@ class CallFlow:
             else:
                 assert self.call is not None
                 await self.client.continue_call(self.call, answers)
-            streak = 0
-            while (needs := self.call.input_required) is not None and needs.is_state_only:
-                streak += 1  # MRTR-C1: a state-only result may be retried at once; back off (C7)
-                await asyncio.sleep(state_only_delay(streak))
-                await self.client.continue_call(self.call, None)
+            # The call says what comes next; state-only rounds are sent without asking anyone.
+            step = await self.client.retry_state_only(self.call)
+            if isinstance(step, GiveUp):
+                raise step.error
         except McpClientError as exc:
             self._fail(str(exc))
         except Exception as exc:  # a task must never die silently: show what broke
             self._fail(f"{type(exc).__name__}: {exc}")
         else:
-            self._present()
+            self._present(step)
         finally:
             self._refresh_trace()
             self._idle.set()
 
-    def _present(self) -> None:
+    def _present(self, step: Done | AnswerThese) -> None:
         assert self.call is not None
-        if self.call.is_complete:
+        if isinstance(step, Done):
             # The last question stays in view, locked, showing what was answered; a URL card
             # shrinks to its answer, as its message may be a stale "not finished yet".
             if isinstance(self.current, UrlCard):
@@ -219,30 +221,24 @@ class CallFlow:
                 self._concluded = self.current
             self.current = None
             self._set_status("complete", f"Complete after {self.rounds} round(s).")
-            text = result_text(self.call.result) or json.dumps(self.call.result, indent=2)
+            text = result_text(step.result) or json.dumps(step.result, indent=2)
             self._result.value = f"<pre>{esc(text)}</pre>"
             return
-        needs = self.call.input_required
-        assert needs is not None
         self._url_accepted = False
-        self._queue = list(needs.input_requests.items())
+        self._queue = list(step.questions)  # MRTR-C1: all of them, one after another
         self._answers = {}
         self._next_question()
 
-    def _asker(self) -> str | None:
-        assert self.call is not None and self.call.input_required is not None
-        meta = self.call.input_required.result.get("_meta") or {}
-        info = meta.get(c.META_SERVER_INFO) or {}
-        return info.get("name") if isinstance(info, dict) else None
-
     def _next_question(self) -> None:
-        key, request = self._queue.pop(0)
+        question = self._queue.pop(0)
+        key, request = question.key, question.request
         try:
             parsed = parse_input_request(request)
         except McpClientError as exc:
             self._fail(str(exc))
             return
-        asker = self._asker()
+        info = question.context.server_info or {}
+        asker = info.get("name") if isinstance(info.get("name"), str) else None
 
         def on_answer(answer: dict[str, Any] | None) -> None:
             if isinstance(widget, UrlCard) and (answer or {}).get("action") == "accept":
@@ -274,8 +270,14 @@ class CallFlow:
     def _on_answer(self, key: str, answer: dict[str, Any] | None) -> None:
         """Called by the answer widget's click handler: never blocks, never awaits."""
         if answer is None:
-            # MRTR-C8 / SAMP-6: no answer means no retry; the server is not waiting for one.
-            self._set_status("stopped", f"You refused {key!r}: nothing was sent; the call ends.")
+            assert self.call is not None
+            refused = self.call.refuse(key)  # MRTR-C8 / SAMP-6: no answer means no retry
+            if isinstance(refused, InputDeclined):
+                self._set_status(
+                    "stopped", f"You refused {key!r}: nothing was sent; the call ends."
+                )
+            else:
+                self._fail(str(refused))
             return
         self._answers[key] = answer
         if self._queue:
