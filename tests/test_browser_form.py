@@ -1,13 +1,15 @@
-"""A person fills the elicitation form of notebook 01 in a real JupyterLab.
+"""A person fills the elicitation form of notebook 01, and the URL-mode card of 01b, in a real
+JupyterLab.
 
 JupyterLab runs on loopback (``browser_support.start_lab``); Playwright for Python drives
 Debian's headless Chromium (``/usr/bin/chromium``; never ``playwright install``). Each test
-opens notebook 01 in a fresh workspace and kernel, runs all cells from the Run menu, then types
-into the "try it yourself" form (the ``get_weather`` call for Lisbon, which no cell answers)
-and clicks its buttons; one test also opens the URL-mode card's link in a new tab and signs in
-on the page the example serves on loopback. What the tests assert can only appear if the
-browser sent the typed values and the click to the kernel, the kernel's click handler sent the
-retry to the server, and the server's answer came back into the widget.
+opens a notebook in a fresh workspace and kernel and runs all cells from the Run menu. The form
+tests then type into notebook 01's "try it yourself" form (the ``get_weather`` call for Lisbon,
+which no cell answers) and click its buttons; the URL-mode test opens the link of notebook 01b's
+URL-mode card in a new tab and signs in on the page the example serves on loopback. What the
+tests assert can only appear if the browser sent the typed values and the click to the kernel,
+the kernel's click handler sent the retry to the server, and the server's answer came back into
+the widget.
 
 Screenshots go to ``screenshots/browser/`` (gitignored).
 """
@@ -34,7 +36,12 @@ from conftest import system_binary
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = "01-the-basic-flow.ipynb"
-LAST_OUTPUT = "BOOKING_FORM is still None"  # the notebook's last output: Run All has finished
+OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
+# Each notebook's last printed output: once it is there, Run All has finished.
+LAST_OUTPUT = {
+    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: do exercise 3 first.",
+    OPTIONAL: "stopped - requests sent: 1",
+}
 RUN_ALL_TIMEOUT_MS = 90_000
 
 
@@ -82,13 +89,13 @@ def lab(
 
 
 @contextmanager
-def notebook_run(browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
-    """A fresh browser context and kernel with notebook 01 run top to bottom: (page, panel)."""
+def notebook_run(browser: Any, lab: Lab, notebook: str = NOTEBOOK) -> Iterator[tuple[Any, Any]]:
+    """A fresh browser context and kernel with ``notebook`` run top to bottom: (page, panel)."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
     try:
-        yield page, run_notebook(page, lab)
+        yield page, run_notebook(page, lab, notebook)
     finally:
         context.close()
         lab.shutdown_kernels()  # kernels outlive their tab; the next run gets a fresh one
@@ -107,17 +114,24 @@ def shared_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
         yield run
 
 
-def run_notebook(page: Any, lab: Lab) -> Any:
-    """Open notebook 01, run every cell, return the locator of its panel."""
+@pytest.fixture
+def optional_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
+    """Notebook 01b, with the URL-mode section, run top to bottom."""
+    with notebook_run(chromium_browser, lab, OPTIONAL) as run:
+        yield run
+
+
+def run_notebook(page: Any, lab: Lab, notebook: str = NOTEBOOK) -> Any:
+    """Open ``notebook``, run every cell, return the locator of its panel."""
     expect = _sync_api().expect
-    page.goto(lab.notebook_url(NOTEBOOK))
+    page.goto(lab.notebook_url(notebook))
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for()
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
     # JupyterLab 4 has no default shortcut for Run All Cells: use the Run menu.
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
-    expect(panel.get_by_text(LAST_OUTPUT)).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
+    expect(panel.get_by_text(LAST_OUTPUT[notebook])).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
     return panel
 
 
@@ -189,13 +203,13 @@ def test_declining_gets_the_servers_new_question_and_cancel_ends_the_call(
 
 
 def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_completes_the_call(
-    shared_run: tuple[Any, Any],
+    optional_run: tuple[Any, Any],
 ) -> None:
     """ELIC-9: consent sends accept at once; the server waits for the page (15 s in the
     lesson), then asks again; the learner signs in on the page and presses the manual retry
     (ELIC-10). The sign-in happens only after the server asked again, so the path is fixed."""
     expect = _sync_api().expect
-    page, panel = shared_run
+    page, panel = optional_run
     # The "try it yourself" card: the first connect_calendar flow, which no cell answers.
     flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar").first
     flow.scroll_into_view_if_needed()

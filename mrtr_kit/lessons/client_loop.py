@@ -605,3 +605,19 @@ async def check_call_with_mrtr(call_with_mrtr: Loop) -> Checkpoint:
 def loop_rules() -> str:
     """What the checkpoint checks, one rule a line (for the notebook and the docs)."""
     return "\n".join(f"- {rule}" for rule in RULES)
+
+
+async def run_your_loop(
+    call_with_mrtr: Loop, send: Send, answer: Answer, method: str, params: dict[str, Any]
+) -> str:
+    """Run the learner's loop once for the notebook: the final result's text, or what stopped
+    it (a stub not written yet is a note, not a traceback, so "Run All" goes on)."""
+    try:
+        outcome = call_with_mrtr(send, answer, method, params)
+        result = await outcome if inspect.isawaitable(outcome) else outcome
+    except NotImplementedError:
+        return "call_with_mrtr() still raises NotImplementedError: do exercise 3 first."
+    except Exception as exc:
+        return f"call_with_mrtr raised {type(exc).__name__}: {exc}"
+    texts = [b.get("text", "") for b in result.get("content", []) if b.get("type") == "text"]
+    return " ".join(texts) or repr(result)
