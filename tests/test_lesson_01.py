@@ -504,3 +504,38 @@ def test_notebook_runs_in_a_fresh_kernel_with_only_the_intended_error():
     client.execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
     assert [e.ename for e in errors] == ["InvalidAnswers"]  # only the tagged MRTR-C1 cell
+
+
+def test_the_reading_time_script_counts_prose_code_outputs_and_exercise_headings(tmp_path):
+    """benchmarks/reading_time.py: 200 words of prose is a minute, a code cell 25 s plus its
+    words at 100 wpm and its output at 200 wpm; an exercise's cells are not read, its heading's
+    minutes are counted instead."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import reading_time
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("x = 1")  # 2 words: x, 1
+    code.outputs = [nbformat.v4.new_output("stream", text="word " * 200)]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("word " * 200),
+        code,
+        nbformat.v4.new_markdown_cell("### Exercise 1 · Something (7 min)\n\n" + "word " * 500),
+        nbformat.v4.new_code_cell(
+            "# %load solutions/x.py\ndef f():\n    raise NotImplementedError"
+        ),
+        nbformat.v4.new_markdown_cell("<details><summary>Hint</summary>" + "word " * 300),
+        nbformat.v4.new_code_cell("await check_something(f)"),
+        nbformat.v4.new_markdown_cell("word " * 100),
+    ]
+    path = tmp_path / "99-x-OPTIONAL.ipynb"
+    nbformat.write(nb, path)
+    r = reading_time.read(path)
+    assert (r.cells, r.code_cells, r.prose_words, r.code_words, r.output_words) == (
+        7,
+        1,
+        300,
+        3,
+        200,
+    )
+    assert (r.exercises, r.exercise_minutes, r.optional) == (1, 7, True)
+    assert r.read_minutes == pytest.approx(300 / 200 + 2 / 100 + 200 / 200 + 25 / 60)
