@@ -530,12 +530,7 @@ def test_the_reading_time_script_counts_prose_code_outputs_and_exercise_headings
     path = tmp_path / "99-x-OPTIONAL.ipynb"
     nbformat.write(nb, path)
     r = reading_time.read(path)
-    assert (r.cells, r.code_cells, r.prose_words, r.code_words, r.output_words) == (
-        7,
-        1,
-        300,
-        3,
-        200,
-    )
+    counted = (r.cells, r.code_cells, r.prose_words, r.code_words, r.output_words)
+    assert counted == (7, 1, 300, 2, 200)
     assert (r.exercises, r.exercise_minutes, r.optional) == (1, 7, True)
     assert r.read_minutes == pytest.approx(300 / 200 + 2 / 100 + 200 / 200 + 25 / 60)
