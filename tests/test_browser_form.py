@@ -1,13 +1,15 @@
-"""A person fills the elicitation form of notebook 01 in a real JupyterLab.
+"""A person fills the elicitation form of notebook 01, and the URL-mode card of 01b, in a real
+JupyterLab.
 
 JupyterLab runs on loopback (``browser_support.start_lab``); Playwright for Python drives
 Debian's headless Chromium (``/usr/bin/chromium``; never ``playwright install``). Each test
-opens notebook 01 in a fresh workspace and kernel, runs all cells from the Run menu, then types
-into the "try it yourself" form (the ``get_weather`` call for Lisbon, which no cell answers)
-and clicks its buttons; one test also opens the URL-mode card's link in a new tab and signs in
-on the page the example serves on loopback. What the tests assert can only appear if the
-browser sent the typed values and the click to the kernel, the kernel's click handler sent the
-retry to the server, and the server's answer came back into the widget.
+opens a notebook in a fresh workspace and kernel and runs all cells from the Run menu. The form
+tests then type into notebook 01's "try it yourself" form (the ``get_weather`` call for Lisbon,
+which no cell answers) and click its buttons; the URL-mode test opens the link of notebook 01b's
+URL-mode card in a new tab and signs in on the page the example serves on loopback. What the
+tests assert can only appear if the browser sent the typed values and the click to the kernel,
+the kernel's click handler sent the retry to the server, and the server's answer came back into
+the widget.
 
 Two more tests use a page of their own (``WIDGETS_NOTEBOOK``, written into the lab's scratch
 folder): the round-diff view of a three-round call, where a click opens one round's full JSON,
@@ -42,7 +44,12 @@ from mrtr_kit.lessons.quizzes import LETTERS, quiz
 pytestmark = pytest.mark.browser
 
 NOTEBOOK = "01-the-basic-flow.ipynb"
-LAST_OUTPUT = "BOOKING_FORM is still None"  # the notebook's last output: Run All has finished
+OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
+# Each notebook's last printed output: once it is there, Run All has finished.
+LAST_OUTPUT = {
+    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: do exercise 3 first.",
+    OPTIONAL: "stopped - requests sent: 1",
+}
 RUN_ALL_TIMEOUT_MS = 90_000
 
 WIDGETS_NOTEBOOK = "browser-trace-and-quiz.ipynb"
@@ -119,9 +126,9 @@ def lab(
 
 @contextmanager
 def notebook_run(
-    browser: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str = LAST_OUTPUT
+    browser: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str | None = None
 ) -> Iterator[tuple[Any, Any]]:
-    """A fresh browser context and kernel with a notebook run top to bottom: (page, panel)."""
+    """A fresh browser context and kernel with ``notebook`` run top to bottom: (page, panel)."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
@@ -145,10 +152,18 @@ def shared_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
         yield run
 
 
+@pytest.fixture
+def optional_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
+    """Notebook 01b, with the URL-mode section, run top to bottom."""
+    with notebook_run(chromium_browser, lab, OPTIONAL) as run:
+        yield run
+
+
 def run_notebook(
-    page: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str = LAST_OUTPUT
+    page: Any, lab: Lab, notebook: str = NOTEBOOK, last_output: str | None = None
 ) -> Any:
-    """Open a notebook (01 unless told), run every cell, return the locator of its panel."""
+    """Open ``notebook``, run every cell, return the locator of its panel. ``last_output``
+    (default: the notebook's entry in LAST_OUTPUT) shows that Run All has finished."""
     expect = _sync_api().expect
     page.goto(lab.notebook_url(notebook))
     panel = page.locator(".jp-NotebookPanel:visible")
@@ -159,7 +174,8 @@ def run_notebook(
     page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
     # Looked for in the outputs only: a cell's source may hold the same words.
     outputs = panel.locator(".jp-OutputArea-output")
-    expect(outputs.get_by_text(last_output)).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
+    done = last_output or LAST_OUTPUT[notebook]
+    expect(outputs.get_by_text(done)).to_be_attached(timeout=RUN_ALL_TIMEOUT_MS)
     return panel
 
 
@@ -238,13 +254,13 @@ def test_declining_gets_the_servers_new_question_and_cancel_ends_the_call(
 
 
 def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_completes_the_call(
-    shared_run: tuple[Any, Any],
+    optional_run: tuple[Any, Any],
 ) -> None:
     """ELIC-9: consent sends accept at once; the server waits for the page (15 s in the
     lesson), then asks again; the learner signs in on the page and presses the manual retry
     (ELIC-10). The sign-in happens only after the server asked again, so the path is fixed."""
     expect = _sync_api().expect
-    page, panel = shared_run
+    page, panel = optional_run
     # The "try it yourself" card: the first connect_calendar flow, which no cell answers.
     flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar").first
     flow.scroll_into_view_if_needed()
