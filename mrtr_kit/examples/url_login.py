@@ -300,7 +300,8 @@ class UrlLoginExample:
         return example
 
     def app(self, **http_options: Any) -> Starlette:
-        """``/mcp`` for the client, ``/signin/{id}`` for the user's browser; loopback only.
+        """``/mcp`` for the client, ``/signin/{id}`` for the browser; loopback Host names only
+        (plus the public host behind a proxy: ``page_hosts``).
 
         ``http_options`` go to ``create_app`` for the MCP endpoint (hosts, principal, ...).
         """
