@@ -88,7 +88,7 @@ def free_loopback_port() -> int:
 
 @dataclass
 class Lab:
-    base: str  # http://127.0.0.1:<port>
+    base: str  # http://127.0.0.1:<port>, then the base URL without its last "/"
     token: str
     root: Path  # the scratch copy of notebooks/
     log: Path  # the server's log: read it when a browser test fails
@@ -138,7 +138,16 @@ def write_notebook(path: Path, cells: Sequence[tuple[str, str]]) -> Path:
     return path
 
 
-def start_lab(work: Path, env: dict[str, str], *, timeout: float = 60.0) -> Lab:
+def start_lab(
+    work: Path,
+    env: dict[str, str],
+    *,
+    timeout: float = 60.0,
+    port: int | None = None,
+    base_url: str = "/",
+) -> Lab:
+    """``port``: one chosen beforehand (the caller needs it in ``env``); ``base_url``: the
+    path prefix the server lives under, as ``/user/<name>/`` on a JupyterHub."""
     root = work / "notebooks"
     shutil.copytree(
         NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
@@ -148,7 +157,8 @@ def start_lab(work: Path, env: dict[str, str], *, timeout: float = 60.0) -> Lab:
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    port, token = free_loopback_port(), secrets.token_hex(16)
+    port, token = port or free_loopback_port(), secrets.token_hex(16)
+    prefix = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
     command = [
         sys.executable,
         "-m",
@@ -163,11 +173,12 @@ def start_lab(work: Path, env: dict[str, str], *, timeout: float = 60.0) -> Lab:
         f"--LabApp.user_settings_dir={settings}",
         f"--LabApp.workspaces_dir={work / 'workspaces'}",
         "--LabApp.news_url=None",
+        f"--ServerApp.base_url={prefix}",
     ]
     log = work / "lab.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=root, env=env)
-    lab = Lab(f"http://127.0.0.1:{port}", token, root, log, process)
+    lab = Lab(f"http://127.0.0.1:{port}{prefix.rstrip('/')}", token, root, log, process)
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

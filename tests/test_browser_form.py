@@ -16,11 +16,17 @@ folder): the round-diff view of a three-round call, where a click opens one roun
 and lesson 01's quiz, where a click on a wrong option shows why it is wrong (only the kernel's
 click handler writes that text) and a click on the right one says so.
 
+One more test plays Binder or a JupyterHub: its own JupyterLab lives under ``/user/learner/``
+with ``jupyter-server-proxy`` enabled and ``JUPYTERHUB_PUBLIC_URL`` set, as a hub sets it.
+Its page (``PROXY_NOTEBOOK``) runs the URL-mode flow as lesson 01 does; the card's link must
+go through the lab's own port and the proxy path, never straight to the page's loopback port.
+
 Screenshots go to ``screenshots/browser/`` (gitignored).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
@@ -32,6 +38,7 @@ from browser_support import (
     CHROMIUM_FLAGS,
     SCREENSHOTS,
     Lab,
+    free_loopback_port,
     isolated_env,
     short_temp_dir,
     start_lab,
@@ -80,6 +87,29 @@ RoundDiffView(client.trace)""",
 ]
 
 
+HUB_PREFIX = "/user/learner/"
+PROXY_NOTEBOOK = "browser-url-mode-behind-a-proxy.ipynb"
+PROXY_DONE = "proxy page ready"
+PROXY_CELLS = [
+    ("markdown", "Lesson 01's URL-mode flow, with the links where the learner's browser is."),
+    (
+        "code",
+        """from mrtr_kit.examples.url_login import UrlLoginExample
+from mrtr_kit.jupyter.flow import start_tool_call, widget_client
+from mrtr_kit.lessons.basics import LoopbackServer
+
+# wait_s=0: the server asks again at once, so the test's path does not depend on timing.
+site = LoopbackServer.start(
+    lambda base_url: UrlLoginExample.behind_jupyter(base_url, wait_s=0).app()
+)
+url_client = widget_client(f"{site.url}/mcp", form=False, url=True)
+calendar = await start_tool_call(url_client, "connect_calendar")
+calendar""",
+    ),
+    ("code", 'print("proxy page", "ready")'),  # the source is not the output
+]
+
+
 def _sync_api() -> Any:
     try:
         from playwright import sync_api
@@ -118,6 +148,32 @@ def lab(
 ) -> Iterator[Lab]:
     server = start_lab(tmp_path_factory.mktemp("jupyterlab"), jupyter_env)
     write_notebook(server.root / WIDGETS_NOTEBOOK, WIDGETS_CELLS)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def hub_lab(
+    chromium_browser: Any, tmp_path_factory: pytest.TempPathFactory, jupyter_env: dict[str, str]
+) -> Iterator[Lab]:
+    """A JupyterLab as a hub runs it: under /user/learner/, jupyter-server-proxy enabled,
+    and the hub's variables set for its kernels."""
+    if importlib.util.find_spec("jupyter_server_proxy") is None:
+        message = "jupyter-server-proxy is not installed (it is in the lab extra)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must install it")
+        pytest.skip(message)
+    port = free_loopback_port()
+    env = dict(
+        jupyter_env,
+        JUPYTERHUB_SERVICE_PREFIX=HUB_PREFIX,
+        JUPYTERHUB_PUBLIC_URL=f"http://127.0.0.1:{port}{HUB_PREFIX}",
+    )
+    env.pop("MRTR_KIT_JUPYTER_URL", None)  # it would win over the hub's variable
+    server = start_lab(tmp_path_factory.mktemp("hub-lab"), env, port=port, base_url=HUB_PREFIX)
+    write_notebook(server.root / PROXY_NOTEBOOK, PROXY_CELLS)
     try:
         yield server
     finally:
@@ -357,3 +413,60 @@ def test_a_quiz_explains_a_wrong_option_and_confirms_the_right_one(
     expect(feedback).to_contain_text(question.options[question.answer].why)
     expect(feedback).not_to_contain_text("Not quite")
     screenshot(page, "quiz-right-option")
+
+
+def test_url_mode_behind_a_hub_the_cards_link_opens_the_page_through_jupyters_proxy(
+    chromium_browser: Any, hub_lab: Lab
+) -> None:
+    """ELIC-13: the full URL the card shows is the one the learner's browser opens. Behind a
+    hub that is ``<jupyter>/proxy/<port>/signin/<id>`` on the lab's own port (the proxy strips
+    its prefix and demands the Jupyter login: without it the link leads to the login page);
+    the learner signs in there, presses the manual retry (ELIC-10), and the call completes."""
+    expect = _sync_api().expect
+    with notebook_run(chromium_browser, hub_lab, PROXY_NOTEBOOK, PROXY_DONE) as (page, panel):
+        flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar")
+        expect(flow).to_have_count(1)
+        card = flow.locator(".mrtr-url-card")
+        proxied = f"{hub_lab.base}/proxy/"  # http://127.0.0.1:<lab port>/user/learner/proxy/
+        expect(card).to_contain_text(f"Link: {proxied}")  # shown in full before consent
+        expect(card).to_contain_text("It leads to 127.0.0.1.")
+
+        flow.get_by_role("button", name="Go to the page").click()
+        # wait_s=0: the server asks again at once; the card shows the link and a retry.
+        expect(card).to_contain_text("You have not finished signing in yet.", timeout=20_000)
+        link = flow.get_by_role("link", name="Open the page in a new tab")
+        href = link.get_attribute("href")
+        assert href is not None and href.startswith(proxied), href
+        page_port = href.removeprefix(proxied).split("/", 1)[0]
+        assert page_port.isdigit() and f":{page_port}/" not in href  # not the loopback port
+        assert href.removeprefix(proxied).split("/", 1)[1].startswith("signin/")
+        screenshot(page, "url-mode-proxy-asked-again")
+
+        with page.context.expect_page() as opened:
+            link.click()
+        signin = opened.value
+        signin.wait_for_load_state()
+        assert signin.url == href  # through the proxy, no redirect
+        signin.locator("input[name=account]").fill("grace")
+        signin.locator("input[name=password]").fill("a secret the client never sees")
+        signin.get_by_role("button", name="Sign in").click()
+        expect(signin.locator("#outcome")).to_contain_text("Signed in as grace.")
+        assert signin.url == href  # the form posted to its own, proxied, URL
+        screenshot(signin, "url-mode-proxy-signin-page")
+        signin.close()
+
+        flow.get_by_role("button", name="Retry now").click()
+        expect(flow.locator(".mrtr-result")).to_contain_text(
+            "Calendar connected as grace. Next event:", timeout=20_000
+        )
+        expect(flow.locator(".mrtr-status")).to_contain_text("Complete after 3 round(s).")
+        screenshot(page, "url-mode-proxy-complete")
+
+    # Someone holding the link but not logged in to this Jupyter does not reach the page.
+    stranger = chromium_browser.new_context()
+    try:
+        other = stranger.new_page()
+        other.goto(href)
+        assert "/login" in other.url and other.locator("#outcome").count() == 0
+    finally:
+        stranger.close()

@@ -16,6 +16,7 @@ from helpers import request, result, run
 from mrtr_kit.examples import EXAMPLES, url_login
 from mrtr_kit.examples.url_login import SignInPages, UrlLoginExample, sign_in
 from mrtr_kit.jupyter.flow import start_tool_call, widget_client
+from mrtr_kit.jupyter.proxy import page_address
 from mrtr_kit.lessons.basics import LoopbackServer
 
 URL_CAPS = {"elicitation": {"url": {}}}
@@ -257,3 +258,126 @@ def test_when_the_wait_runs_out_the_card_offers_a_manual_retry_without_a_second_
     assert flow.rounds == 3 and flow.text.startswith("Calendar connected as ada.")
     shown = flow.describe() + "".join(getattr(child, "value", "") for child in card.widget.children)
     assert "not finished" not in shown and "Sent:" not in shown
+
+
+# -- behind Jupyter's proxy (Binder, JupyterHub): where the learner's browser opens the link ----
+
+SERVED_AT = "http://127.0.0.1:43210"
+
+
+@pytest.mark.parametrize(
+    ("env", "expected", "source"),
+    [
+        ({}, SERVED_AT, "loopback"),  # a local Jupyter: the direct loopback URL, as before
+        (
+            {"JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ada/"},
+            "https://hub.example.org/user/ada/proxy/43210",
+            "JUPYTERHUB_PUBLIC_URL",
+        ),
+        (
+            {"JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ada"},  # no trailing "/"
+            "https://hub.example.org/user/ada/proxy/43210",
+            "JUPYTERHUB_PUBLIC_URL",
+        ),
+        (
+            {"JUPYTERHUB_HOST": "ada.hub.example.org", "JUPYTERHUB_SERVICE_PREFIX": "/user/ada/"},
+            "https://ada.hub.example.org/user/ada/proxy/43210",
+            "JUPYTERHUB_HOST + JUPYTERHUB_SERVICE_PREFIX",
+        ),
+        (
+            {"JUPYTERHUB_HOST": "http://h:8000/", "JUPYTERHUB_SERVICE_PREFIX": "user/ada"},
+            "http://h:8000/user/ada/proxy/43210",
+            "JUPYTERHUB_HOST + JUPYTERHUB_SERVICE_PREFIX",
+        ),
+        (  # set by hand, a local base_url with and without the "/" after it; it wins
+            {"MRTR_KIT_JUPYTER_URL": "http://127.0.0.1:8888/lab-base", "JUPYTERHUB_HOST": "x"},
+            "http://127.0.0.1:8888/lab-base/proxy/43210",
+            "MRTR_KIT_JUPYTER_URL",
+        ),
+        (
+            {
+                "MRTR_KIT_JUPYTER_URL": "http://127.0.0.1:8888/",
+                "JUPYTERHUB_PUBLIC_URL": "https://x/",
+            },
+            "http://127.0.0.1:8888/proxy/43210",
+            "MRTR_KIT_JUPYTER_URL",
+        ),
+    ],
+)
+def test_the_page_address_derives_from_where_jupyter_is_reachable(env, expected, source):
+    address = page_address(SERVED_AT + "/", env)
+    assert (address.url, address.source, address.warning) == (expected, source, None)
+    assert address.served_at == SERVED_AT and address.proxied == (expected != SERVED_AT)
+
+
+def test_a_hub_whose_public_address_is_unknown_keeps_loopback_and_says_what_to_set():
+    address = page_address(SERVED_AT, {"JUPYTERHUB_SERVICE_PREFIX": "/user/ada/"})
+    assert address.url == SERVED_AT and not address.proxied
+    assert "MRTR_KIT_JUPYTER_URL" in address.warning
+
+
+def test_without_jupyter_server_proxy_the_links_stay_on_loopback_with_a_warning():
+    env = {"JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ada/"}
+    address = page_address(SERVED_AT, env, proxy_installed=False)
+    assert address.url == SERVED_AT and "pip install jupyter-server-proxy" in address.warning
+    with pytest.warns(UserWarning, match="MRTR_KIT_JUPYTER_URL"):
+        UrlLoginExample.behind_jupyter(SERVED_AT, env={"JUPYTERHUB_SERVICE_PREFIX": "/u/"})
+
+
+def test_behind_a_hub_the_elicitation_carries_the_proxied_link_and_the_page_takes_its_host():
+    """ELIC-13: the URL the client shows is the one the learner's browser opens. Through
+    ``jupyter-server-proxy`` (prefix stripped, the browser's Host forwarded) the page and its
+    form work; other hosts are still refused (DNS rebinding)."""
+    env = {"JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ada/"}
+    example = UrlLoginExample.behind_jupyter(SERVED_AT, env=env, wait_s=0)
+    assert example.address is not None and example.address.proxied
+    link = result(call(example.server))["inputRequests"]["signin"]["params"]["url"]
+    public = "https://hub.example.org/user/ada/proxy/43210/signin/"
+    assert link.startswith(public) and url_login.signin_id(link) == link.removeprefix(public)
+    # What the proxy sends on: the path without its prefix, the browser's Host and Origin.
+    forwarded = f"http://hub.example.org/signin/{url_login.signin_id(link)}"
+    origin = {"origin": "https://hub.example.org"}
+
+    async def browse():
+        transport = httpx.ASGITransport(app=example.app())
+        async with httpx.AsyncClient(transport=transport) as http:
+            page = await http.get(forwarded)
+            assert page.status_code == 200 and '<form method="post">' in page.text
+            posted = await http.post(
+                forwarded, data={"account": "ada", "password": "pw"}, headers=origin
+            )
+            assert posted.status_code == 200 and "Signed in as ada." in posted.text
+            elsewhere = await http.get(
+                f"http://attacker.example/signin/{url_login.signin_id(link)}"
+            )
+            assert elsewhere.status_code == 400
+
+    asyncio.run(browse())
+    assert example.pages.lookup(url_login.signin_id(link), None).done
+
+
+def test_sign_in_from_code_opens_a_proxied_link_where_the_app_is_served():
+    """The lesson's test shortcut cannot pass the proxy (it wants the learner's Jupyter
+    login): with ``served_at`` it opens the same page directly on loopback."""
+    env = {"JUPYTERHUB_PUBLIC_URL": "https://hub.example.org/user/ada/"}
+    site = LoopbackServer.start(
+        lambda base: UrlLoginExample.behind_jupyter(base, env=env, wait_s=30).app()
+    )
+
+    async def flow_run():
+        async with widget_client(f"{site.url}/mcp", form=False, url=True) as client:
+            flow = await start_tool_call(client, "connect_calendar")
+            assert flow.card.facts.host == "hub.example.org"  # the host the card highlights
+            flow.card.go()
+            outcome = await sign_in(flow.card.params.url, "ada", "pw", served_at=site.url)
+            assert outcome.startswith("HTTP 200")
+            assert await flow.settled() == "complete"
+            return flow
+
+    try:
+        flow = asyncio.run(flow_run())
+    finally:
+        site.stop()
+    assert flow.text.startswith("Calendar connected as ada.") and flow.rounds == 2
+    with pytest.raises(ValueError, match="not a sign-in link"):
+        url_login.signin_id("https://hub.example.org/user/ada/proxy/1/elsewhere")

@@ -32,17 +32,27 @@ Serve the page over HTTPS anywhere but loopback.
 ``UrlLoginExample(public_url).app()`` is the whole Starlette app: the MCP endpoint at
 ``/mcp`` (``create_app``) plus the sign-in page at ``/signin/{id}``. ``build_server()`` gives
 only the MCP server (for ``EXAMPLES``); its links then point at ``DEFAULT_PUBLIC_URL``.
+
+Behind Jupyter (Binder, JupyterHub): the app listens on the kernel machine's loopback, which
+the learner's browser cannot reach. ``UrlLoginExample.behind_jupyter(served_at)`` puts links
+through the Jupyter server's ``jupyter-server-proxy`` instead (``<jupyter>/proxy/<port>``,
+derived from the environment by ``mrtr_kit.jupyter.proxy``), and the page accepts that host.
+The page has only relative links and a form that posts to its own URL, so it works under any
+path prefix; the proxy strips its prefix before forwarding, so the routes stay the same.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import importlib.util
+import os
 import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -55,6 +65,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 
+from ..jupyter.proxy import PageAddress, page_address
 from ..protocol.models import ElicitRequest
 from ..server import McpServer, RequestContext
 from ..server.context import elicit_url
@@ -200,6 +211,14 @@ def signin_url(public_url: str, sid: str) -> str:
     return f"{public_url.rstrip('/')}/signin/{sid}"
 
 
+def signin_id(url: str) -> str:
+    """The id at the end of a sign-in link (whatever prefix a proxy put before it)."""
+    path = urlsplit(url).path
+    if "/signin/" not in path:
+        raise ValueError(f"not a sign-in link: {url!r}")
+    return path.rsplit("/signin/", 1)[1]
+
+
 def register(
     server: McpServer,
     pages: SignInPages,
@@ -249,14 +268,40 @@ class UrlLoginExample:
         self, public_url: str = DEFAULT_PUBLIC_URL, *, wait_s: float = SIGNIN_WAIT_S
     ) -> None:
         self.public_url = public_url.rstrip("/")
+        self.address: PageAddress | None = None  # set by behind_jupyter
         self.pages = SignInPages()
         self.server = McpServer(
             "url-login-example", instructions="Connects your calendar after a web sign-in."
         )
         register(self.server, self.pages, self.public_url, wait_s=wait_s)
 
+    @classmethod
+    def behind_jupyter(
+        cls,
+        served_at: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        wait_s: float = SIGNIN_WAIT_S,
+    ) -> UrlLoginExample:
+        """The example served at ``served_at`` (loopback), its links where the browser is.
+
+        Reads ``os.environ`` unless ``env`` is given: on Binder or a JupyterHub the links go
+        through ``jupyter-server-proxy``; in a local Jupyter they stay ``served_at``. When the
+        browser probably cannot open them, says why (a ``UserWarning``).
+        """
+        installed = importlib.util.find_spec("jupyter_server_proxy") is not None
+        address = page_address(
+            served_at, os.environ if env is None else env, proxy_installed=installed
+        )
+        if address.warning:
+            warnings.warn(f"sign-in links stay on loopback: {address.warning}", stacklevel=2)
+        example = cls(address.url, wait_s=wait_s)
+        example.address = address
+        return example
+
     def app(self, **http_options: Any) -> Starlette:
-        """``/mcp`` for the client, ``/signin/{id}`` for the user's browser; loopback only.
+        """``/mcp`` for the client, ``/signin/{id}`` for the browser; loopback Host names only
+        (plus the public host behind a proxy: ``page_hosts``).
 
         ``http_options`` go to ``create_app`` for the MCP endpoint (hosts, principal, ...).
         """
@@ -264,8 +309,13 @@ class UrlLoginExample:
         return Starlette(
             routes=[*self.pages.routes(), Mount("/", app=mcp)],
             # DNS-rebinding defence for the page too (the MCP endpoint checks Host itself).
-            middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)],
+            middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=self.page_hosts())],
         )
+
+    def page_hosts(self) -> list[str]:
+        """Loopback, and the public host: ``jupyter-server-proxy`` forwards the browser's Host."""
+        public = urlsplit(self.public_url).hostname
+        return [*LOOPBACK_NAMES, *([public] if public and public not in LOOPBACK_NAMES else [])]
 
 
 def build_server() -> McpServer:
@@ -273,14 +323,25 @@ def build_server() -> McpServer:
 
 
 async def sign_in(
-    url: str, account: str, password: str, *, http: httpx.AsyncClient | None = None
+    url: str,
+    account: str,
+    password: str,
+    *,
+    http: httpx.AsyncClient | None = None,
+    served_at: str | None = None,
 ) -> str:
     """Do what the user does in their browser: open the sign-in page and submit it.
 
     Returns the page's one-line outcome. A test shortcut: the lesson calls it to finish the
     out-of-band step from code, posting the password from the notebook's own process. A real
     client never sees the page or the password; in a real session the user clicks the link.
+
+    ``served_at``: where the app listens, when ``url`` goes through Jupyter's proxy, which
+    wants the learner's Jupyter login that the kernel does not have: the same page is opened
+    there directly.
     """
+    if served_at is not None:
+        url = signin_url(served_at, signin_id(url))
     own = http is None
     client = http or httpx.AsyncClient(timeout=10)
     try:
