@@ -246,8 +246,9 @@ def test_a_request_head_within_the_cap_is_served(live_port):
     head = (
         (
             f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n{c.HEADER_METHOD}: server/discover"
-            f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+            f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n"
+            f"{c.HEADER_METHOD}: server/discover\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n"
         ).encode()
         + filler
         + b"\r\n"
