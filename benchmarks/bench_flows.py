@@ -8,7 +8,8 @@ carries the answer and completes. The servers take turns, a block of flows at a 
 on the machine hits them alike. Per server it prints flows/s, p50/p99 per flow and the
 server process's CPU time per flow (utime + stime from /proc, Linux only), then the ratio of
 the kit's CPU per flow to the SDK's. ``--kit-tree DIR`` adds the kit of another checkout (say,
-the main branch before a change) as a third server.
+the main branch before a change) as a third server; ``--floor`` adds a bare ASGI app with
+canned answers under the kit's uvicorn settings (``floor_app.py``): HTTP and asyncio alone.
 
     .venv/bin/python benchmarks/bench_flows.py [--flows 2000] [--concurrency 8] [--block 200]
 """
@@ -74,6 +75,11 @@ def sdk_server() -> Server:
     return Server("official SDK (mcp 2.3)", [sys.executable, script, "--port", "0"])
 
 
+def floor_server() -> Server:
+    script = str(ROOT / "benchmarks" / "floor_app.py")
+    return Server("floor: bare ASGI app, kit's uvicorn", [sys.executable, script, "--port", "0"])
+
+
 def cpu_seconds(pid: int) -> float | None:
     """utime + stime of a process, from /proc (None where there is no /proc)."""
     try:
@@ -133,10 +139,15 @@ def main() -> None:
         "--kit-tree", type=Path, action="append", default=[], help="also this checkout's kit"
     )
     parser.add_argument("--no-sdk", action="store_true", help="only the kit (no mcp needed)")
+    parser.add_argument(
+        "--floor", action="store_true", help="also a bare ASGI app (benchmarks/floor_app.py)"
+    )
     args = parser.parse_args()
 
     servers = [kit_server("kit (this tree)", ROOT)]
     servers += [kit_server(f"kit ({tree})", tree.resolve()) for tree in args.kit_tree]
+    if args.floor:
+        servers.append(floor_server())
     if not args.no_sdk:
         servers.append(sdk_server())
     try:

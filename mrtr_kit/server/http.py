@@ -479,7 +479,10 @@ def uvicorn_config(
 
     ``parser``: ``"httptools"`` (the default: llhttp, in C) or ``"h11"`` (pure Python), both
     with the head deadline and the head cap. ``ws="none"``: the kit serves no WebSocket, so an
-    upgrade request is plain HTTP to it.
+    upgrade request is plain HTTP to it. ``proxy_headers=False``: nothing in the kit reads the
+    client's address or scheme, so no ``X-Forwarded-*`` header may rewrite them (and the
+    middleware that would costs time on every request). The access log is built only at a
+    level that prints it (info, debug).
     """
     bases: dict[str, type[_HeadDeadline]] = {
         "httptools": DeadlineHttpToolsProtocol,
@@ -497,6 +500,8 @@ def uvicorn_config(
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         "limit_concurrency": MAX_CONCURRENCY,
         "timeout_graceful_shutdown": 2,
+        "proxy_headers": False,
+        "access_log": log_level in ("info", "debug", "trace"),
     }
     options.update(overrides)
     return uvicorn.Config(app, **options)
