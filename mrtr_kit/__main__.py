@@ -81,10 +81,18 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
     from .server.http import bind_tcp, uvicorn_config
 
     sock = sock or bind_tcp(args.host, args.port)
-    port = sock.getsockname()[1]
-    print(f"Serving {what} at {_url(args.host, port)}", flush=True)
+    line = f"Serving {what} at {_url(args.host, sock.getsockname()[1])}"
+
+    class Announcing(uvicorn.Server):
+        """Prints ``line`` once uvicorn accepts connections: the sign a fleet waits for."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # not after a failed start (uvicorn then exits)
+                print(line, flush=True)
+
     config = uvicorn_config(app, log_level=args.log_level)  # the kit's connection limits
-    uvicorn.Server(config).run(sockets=[sock])
+    Announcing(config).run(sockets=[sock])
     return 0
 
 

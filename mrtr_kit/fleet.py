@@ -5,7 +5,9 @@ Three pieces, all stopped by PID (never by name):
 * ``start_fleet(n, ...)`` — ``n`` separate ``python -m mrtr_kit serve ...`` processes on free
   ports, named ``instance-1`` .. ``instance-n`` (every response carries that name in
   ``X-Mcp-Instance``). They share one ``MRTR_KIT_STATE_KEY``, so a ``requestState`` minted by
-  one instance verifies on all of them. ``start_processes`` runs any such commands.
+  one instance verifies on all of them. ``start_processes`` runs any such commands and
+  returns as soon as each has printed its URL (``serve`` prints it once it accepts
+  connections), with no polling.
 * ``RoundRobin`` — a load balancer inside the client: every HTTP request goes to the next
   instance (``sticky=True``: requests of one ``Mcp-Session-Id`` stay on one instance). Each
   client gets its own ``RoundRobin.transport()``; all share one rotation, as clients of one
@@ -26,6 +28,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -56,6 +59,7 @@ class Instance:
     process: subprocess.Popen[bytes]
     log_path: Path
     url: str = ""
+    _watcher: _OutputWatcher | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int:
@@ -109,7 +113,6 @@ class Fleet:
     def __init__(self, instances: list[Instance], workdir: tempfile.TemporaryDirectory[str]):
         self.instances = instances
         self._workdir = workdir
-        self._logs: list[IO[bytes]] = []
         _running.add(self)
 
     @property
@@ -140,9 +143,9 @@ class Fleet:
                 instance.process.terminate()
         for instance in self.instances:
             instance.stop()
-        for handle in self._logs:
-            handle.close()
-        self._logs.clear()
+        for instance in self.instances:  # their output ends with them
+            if instance._watcher is not None:
+                instance._watcher.join()
         _running.discard(self)
         self._workdir.cleanup()
 
@@ -177,15 +180,48 @@ def _responds(url: str) -> bool:
     return True
 
 
+class _OutputWatcher:
+    """Copies a process's output into its log file, line by line, and tells when the first
+    line naming a URL arrives (``url``), or when the output ended without one."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log_path: Path) -> None:
+        self.url = ""
+        self.done = threading.Event()  # a URL was printed, or the process closed its output
+        self._process = process
+        self._log_path = log_path
+        self._thread = threading.Thread(target=self._copy, daemon=True)
+        self._thread.start()
+
+    def _copy(self) -> None:
+        assert self._process.stdout is not None
+        with self._log_path.open("ab") as log:
+            for line in self._process.stdout:  # until the process exits
+                log.write(line)
+                log.flush()  # Instance.log() reads the file while the process runs
+                if not self.url:
+                    found = _SERVING.search(line.decode(errors="replace"))
+                    if found:
+                        self.url = found.group(1)
+                        self.done.set()
+        self._process.stdout.close()
+        self.done.set()
+
+    def join(self, timeout: float = 5.0) -> None:
+        self._thread.join(timeout)
+
+
 def start_processes(
     commands: Mapping[str, Sequence[str]],
     *,
     env: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float | None = 120.0,
 ) -> Fleet:
     """Start one process per ``{name: command}``, all at once; return when every one serves.
 
-    Each command must print its ``http://127.0.0.1:PORT/mcp`` URL (as ``serve`` does).
+    Each command must print its ``http://127.0.0.1:PORT/mcp`` URL once it accepts connections
+    (as ``serve`` does); this waits for that line, not for a fixed time. A process that exits
+    before printing it is a ``FleetError`` with its output; ``timeout`` (seconds for the
+    whole fleet, None for no limit) only guards against one that hangs.
     """
     workdir = tempfile.TemporaryDirectory(prefix="mrtr-fleet-")
     child_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
@@ -194,22 +230,23 @@ def start_processes(
     try:
         for name, command in commands.items():
             log_path = Path(workdir.name) / f"{name}.log"
-            handle = log_path.open("wb")
-            fleet._logs.append(handle)
+            log_path.touch()
             process = subprocess.Popen(
-                list(command), stdout=handle, stderr=subprocess.STDOUT, env=child_env
+                list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env
             )
-            instances.append(Instance(name, process, log_path))
-        deadline = time.monotonic() + timeout
+            watcher = _OutputWatcher(process, log_path)
+            instances.append(Instance(name, process, log_path, _watcher=watcher))
+        deadline = None if timeout is None else time.monotonic() + timeout
         for instance in instances:
-            while not instance.url or not _responds(instance.url):
-                if not instance.running:
-                    raise FleetError(f"{instance.name} exited:\n{instance.log()}")
-                if time.monotonic() > deadline:
-                    raise FleetError(f"{instance.name} not serving after {timeout} s")
-                found = _SERVING.search(instance.log())
-                instance.url = found.group(1) if found else ""
-                time.sleep(0.05)
+            assert instance._watcher is not None
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not instance._watcher.done.wait(left):
+                raise FleetError(f"{instance.name} printed no URL within {timeout} s")
+            if not instance._watcher.url:
+                instance.process.wait()
+                instance._watcher.join()
+                raise FleetError(f"{instance.name} exited:\n{instance.log()}")
+            instance.url = instance._watcher.url
     except BaseException:
         fleet.stop()
         raise
@@ -224,7 +261,7 @@ def start_fleet(
     options: Sequence[str] = (),
     state_key: str | None = None,
     prefix: str = "instance",
-    timeout: float = 30.0,
+    timeout: float | None = 120.0,
 ) -> Fleet:
     """``size`` instances of one example, named ``<prefix>-1`` .. ``<prefix>-<size>``.
 

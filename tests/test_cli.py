@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -73,11 +74,38 @@ def test_serve_answers_server_discover_over_real_http(example):
 
 
 @pytest.mark.slow
+def test_serve_prints_its_url_once_uvicorn_accepts_connections():
+    """KIT: the "Serving ... at URL" line comes after uvicorn's startup is complete (its log
+    says so first, on the same stream), so whoever reads the line can send at once: the
+    first request, sent without any retry, is answered."""
+    command = [sys.executable, "-m", "mrtr_kit", "serve", "--example", "weather", "--port", "0"]
+    proc = subprocess.Popen(
+        [*command, "--log-level", "info"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        before = []
+        while "Serving example" not in (line := proc.stdout.readline()):
+            assert line, f"serve exited without its URL: {before}"
+            before.append(line)
+        assert any("Application startup complete" in b for b in before), before
+        response = discover_over_http(line.rsplit(" at ", 1)[1].strip())  # no retry
+        assert response.status_code == 200
+    finally:
+        stop(proc)
+
+
+@pytest.mark.slow
 def test_serve_on_port_zero_prints_the_real_url():
     proc = serve("--example", "booking", "--port", "0")
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()  # printed once the socket is bound
+        line = proc.stdout.readline()  # printed once uvicorn accepts connections
         url = line.rsplit(" at ", 1)[1].strip()
         assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/mcp")
         assert wait_for(url, proc).status_code == 200

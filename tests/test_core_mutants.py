@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
 import pytest
 from helpers import error, request, result, run
 
@@ -21,6 +20,7 @@ from mrtr_kit.protocol.models import (
     TextResourceContents,
 )
 from mrtr_kit.server import McpServer
+from mrtr_kit.server.arguments import InvalidSchema
 from mrtr_kit.server.codecs import HmacStateCodec
 
 KEY = b"c" * 32
@@ -133,7 +133,7 @@ def test_kit_an_invalid_input_schema_is_refused_when_the_tool_is_registered():
     Kills: the ``check_schema`` call removed.
     """
     s = McpServer("schemas", state_key=KEY)
-    with pytest.raises(jsonschema.SchemaError):
+    with pytest.raises(InvalidSchema):
         s.tool(description="t", input_schema={"type": "object", "properties": 5})(lambda ctx: "ok")
 
 

@@ -81,6 +81,29 @@ def test_a_process_that_does_not_start_is_reported_with_its_log():
         start_processes({"broken": [sys.executable, "-c", "print('no server')"]}, timeout=10)
 
 
+def test_start_processes_returns_on_the_printed_url_line_without_polling_it():
+    """KIT: the fleet waits for each process's URL line, not for an HTTP answer or a fixed
+    time: a process that prints a URL where nothing listens (port 1) still counts as started,
+    its earlier lines are skipped, and everything it prints, before and after, is in its log
+    (the output keeps being copied once the URL was found)."""
+    child = (
+        "import sys\n"
+        "print('starting up')\n"
+        "print('Serving fake at http://127.0.0.1:1/mcp', flush=True)\n"
+        "print('after the url')\n"
+    )
+    fleet = start_processes({"fake": [sys.executable, "-c", child]}, timeout=None)
+    try:
+        instance = fleet["fake"]
+        assert instance.url == "http://127.0.0.1:1/mcp"
+        instance.process.wait()
+        assert instance._watcher is not None
+        instance._watcher.join()
+        assert instance.log_lines("starting up") and instance.log_lines("after the url")
+    finally:
+        fleet.stop()
+
+
 def test_round_robin_rotates_and_sticky_keeps_a_session_together():
     balancer = RoundRobin(["http://127.0.0.1:1/mcp", "http://127.0.0.1:2/mcp"], sticky=True)
     plain = httpx.Request("POST", FRONT_URL)

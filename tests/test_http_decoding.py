@@ -171,6 +171,25 @@ def test_nesting_beyond_the_limit_is_a_parse_error(payload):
     assert "deep" in error["message"]
 
 
+@pytest.mark.parametrize(
+    ("body", "ok"),
+    [
+        pytest.param(_nested(MAX_DEPTH), True, id="exactly the limit"),
+        pytest.param(_nested(MAX_DEPTH + 1), False, id="one past the limit"),
+        pytest.param("[" + "[]," * (3 * MAX_DEPTH) + "[]]", True, id="many brackets, depth 2"),
+        pytest.param('["' + "[" * (2 * MAX_DEPTH) + '"]', True, id="brackets in a string"),
+    ],
+)
+def test_the_depth_limit_is_exact_with_many_or_few_brackets(body, ok):
+    """KIT (DESIGN §6): the depth check is exact whether a body has fewer brackets than the
+    limit (no closer look needed) or more (then they are counted, strings skipped)."""
+    if ok:
+        assert decode_body(body.encode()) is not None
+    else:
+        with pytest.raises(McpError, match="deep"):
+            decode_body(body.encode())
+
+
 def test_nesting_inside_strings_does_not_count():
     """Brackets inside strings are text, not nesting: a string of 10,000 '[' is fine."""
     resp = tools_call("echo", raw(call_body("echo", {"x": "[" * 10_000 + '"\\"{'})))

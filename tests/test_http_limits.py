@@ -162,11 +162,14 @@ def test_a_normal_body_still_works():
 # --- connections that never finish their request head (slowloris) -------------------------------
 
 
-@pytest.fixture()
-def live_port() -> Iterator[int]:
-    """uvicorn with the kit's settings and a short head deadline, on a free loopback port."""
+@pytest.fixture(params=["httptools", "h11"])
+def live_port(request) -> Iterator[int]:
+    """uvicorn with the kit's settings and a short head deadline, on a free loopback port,
+    with each of the HTTP parsers ``uvicorn_config`` offers (httptools is the default)."""
     sock = bind_tcp("127.0.0.1", 0)
-    config = uvicorn_config(create_app(build()), log_level="warning", head_timeout_s=0.5)
+    config = uvicorn_config(
+        create_app(build()), log_level="warning", head_timeout_s=0.5, parser=request.param
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -221,3 +224,34 @@ def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
     closed, received = _closed_within(live_port, head + body, 5)
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
     assert closed
+
+
+@pytest.mark.slow
+def test_a_request_head_over_the_cap_is_refused_and_the_connection_closed(live_port):
+    """KIT (DESIGN §6): a request head (request line + headers) may be 16 KiB; a longer one
+    is refused (httptools: 431, h11: 400) and its connection closed, before any app code,
+    however fast it arrives. llhttp has no such cap of its own: the kit's protocol counts."""
+    filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+    head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + filler * 20  # ~20 KB, never ends
+    closed, received = _closed_within(live_port, head, 5)
+    assert closed
+    assert received.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), received[:40]
+
+
+@pytest.mark.slow
+def test_a_request_head_within_the_cap_is_served(live_port):
+    """The cap is the head's: a 12 KB head with a body after it is answered as usual."""
+    body = json.dumps(request("server/discover")).encode()
+    filler = b"".join(b"X-Filler-%d: %s\r\n" % (n, b"a" * 1000) for n in range(12))
+    head = (
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n"
+            f"{c.HEADER_METHOD}: server/discover\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n"
+        ).encode()
+        + filler
+        + b"\r\n"
+    )
+    _, received = _closed_within(live_port, head + body, 5)
+    assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received

@@ -18,8 +18,8 @@ Each module has ``build_server() -> McpServer``; ``EXAMPLES`` maps the names tha
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..legacy import LegacyServer
 from ..server import McpServer
 from . import (
     booking,
@@ -32,6 +32,9 @@ from . import (
     url_login,
     weather,
 )
+
+if TYPE_CHECKING:
+    from ..legacy import LegacyServer
 
 EXAMPLES: dict[str, Callable[[], McpServer]] = {
     "lessons": lessons.build_server,

@@ -11,24 +11,32 @@ MRTR (notebook 03, digest §12).
 * ``client``   — ``LegacyClient``: handshake, session, answers POSTed back to the server
 """
 
-from .client import (
-    LegacyClient,
-    LegacyClientError,
-    LegacyExchange,
-    LegacyHttpError,
-    LegacyRemoteError,
-    format_trace,
-)
-from .http import INSTANCE_HEADER, create_legacy_app
-from .server import (
-    LEGACY_PROTOCOL_VERSION,
-    REQUEST_TIMEOUT,
-    LegacyError,
-    LegacyServer,
-    LegacyToolContext,
-    PendingRequests,
-)
-from .sessions import LocalSessions, Session, SignedSessions
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Each name from its module, imported when first used: a server that only needs
+# ``LegacyServer`` (the examples' registry) does not load the client and its HTTP stack.
+_WHERE = {
+    "LegacyClient": "client",
+    "LegacyClientError": "client",
+    "LegacyExchange": "client",
+    "LegacyHttpError": "client",
+    "LegacyRemoteError": "client",
+    "format_trace": "client",
+    "INSTANCE_HEADER": "http",
+    "create_legacy_app": "http",
+    "LEGACY_PROTOCOL_VERSION": "server",
+    "REQUEST_TIMEOUT": "server",
+    "LegacyError": "server",
+    "LegacyServer": "server",
+    "LegacyToolContext": "server",
+    "PendingRequests": "server",
+    "LocalSessions": "sessions",
+    "Session": "sessions",
+    "SignedSessions": "sessions",
+}
 
 __all__ = [
     "INSTANCE_HEADER",
@@ -49,3 +57,36 @@ __all__ = [
     "create_legacy_app",
     "format_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value  # once found, an ordinary module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
+
+if TYPE_CHECKING:
+    from .client import (
+        LegacyClient,
+        LegacyClientError,
+        LegacyExchange,
+        LegacyHttpError,
+        LegacyRemoteError,
+        format_trace,
+    )
+    from .http import INSTANCE_HEADER, create_legacy_app
+    from .server import (
+        LEGACY_PROTOCOL_VERSION,
+        REQUEST_TIMEOUT,
+        LegacyError,
+        LegacyServer,
+        LegacyToolContext,
+        PendingRequests,
+    )
+    from .sessions import LocalSessions, Session, SignedSessions

@@ -27,11 +27,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from .. import __version__
 from ..protocol.elicitation import check_requested_schema
 from ..protocol.models import ElicitResult
+from ..server.arguments import ArgumentsSchema
 from .sessions import Session, SessionStore
 
 LEGACY_PROTOCOL_VERSION = "2025-11-25"
@@ -147,6 +146,7 @@ class _Tool:
     description: str
     input_schema: dict[str, Any]
     handler: LegacyHandler
+    arguments: ArgumentsSchema  # input_schema compiled once, at registration
 
 
 class LegacyServer:
@@ -174,8 +174,8 @@ class LegacyServer:
         self, name: str, *, description: str, input_schema: dict[str, Any]
     ) -> Callable[[LegacyHandler], LegacyHandler]:
         def register(fn: LegacyHandler) -> LegacyHandler:
-            jsonschema.Draft202012Validator.check_schema(input_schema)
-            self._tools[name] = _Tool(name, description, input_schema, fn)
+            compiled = ArgumentsSchema(input_schema)  # InvalidSchema if it is not one
+            self._tools[name] = _Tool(name, description, input_schema, fn, compiled)
             return fn
 
         return register
@@ -240,11 +240,9 @@ class LegacyServer:
         if tool is None:
             raise LegacyError(INVALID_PARAMS, f"Unknown tool: {params.get('name')}")
         arguments = params.get("arguments") or {}
-        problem = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(tool.input_schema).iter_errors(arguments)
-        )
+        problem = tool.arguments.problem(arguments)
         if problem is not None:
-            raise LegacyError(INVALID_PARAMS, f"Invalid arguments: {problem.message}")
+            raise LegacyError(INVALID_PARAMS, f"Invalid arguments: {problem}")
         ctx = LegacyToolContext(self, session, tool.name, dict(arguments), send)
         outcome = await tool.handler(ctx)
         if isinstance(outcome, dict):

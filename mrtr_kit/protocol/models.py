@@ -19,7 +19,11 @@ from . import constants as c
 
 class WireModel(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=False
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        frozen=False,
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -86,7 +86,10 @@ def decode_body(
     except UnicodeDecodeError as exc:
         detail = f"the body is not valid UTF-8 at byte {exc.start} (CORE-1)"
         raise errors.parse_error(detail) from None
-    if nesting_depth(data, stop_after=max_depth) > max_depth:
+    # Nesting cannot be deeper than the number of brackets that open: most bodies have far
+    # fewer than ``max_depth`` of them, and need no closer look.
+    openers = data.count(b"{") + data.count(b"[")
+    if openers > max_depth and nesting_depth(data, stop_after=max_depth) > max_depth:
         raise errors.parse_error(f"JSON nested more than {max_depth} deep")
 
     def bounded_int(literal: str) -> int:

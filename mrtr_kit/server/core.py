@@ -36,7 +36,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import __version__
@@ -79,6 +78,7 @@ from ..protocol.models import (
     to_wire,
 )
 from ..protocol.param_headers import InvalidHeaderAnnotation, annotated_properties
+from .arguments import ArgumentsSchema
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
 from .keyring import KeyRing
@@ -123,6 +123,7 @@ class _Entry:
     header_params: dict[str, tuple[str, str]] = field(default_factory=dict)
     completions: dict[str, list[str]] = field(default_factory=dict)
     pattern: re.Pattern[str] | None = None
+    arguments: ArgumentsSchema | None = None  # a tool's compiled inputSchema
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -233,7 +234,7 @@ class McpServer:
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             schema = input_schema or {"type": "object", "properties": {}}
-            jsonschema.Draft202012Validator.check_schema(schema)
+            arguments_schema = ArgumentsSchema(schema)  # compiled once; InvalidSchema if bad
             tool = Tool.model_validate(
                 {
                     "name": name or fn.__name__,
@@ -243,7 +244,9 @@ class McpServer:
                     "annotations": annotations,
                 }
             )
-            self._tools[tool.name] = _Entry(fn, tool, header_params=_header_params(schema))
+            self._tools[tool.name] = _Entry(
+                fn, tool, header_params=_header_params(schema), arguments=arguments_schema
+            )
             return fn
 
         return register
@@ -658,13 +661,9 @@ def _parse(model: type[Any], params: dict[str, Any]) -> Any:
 
 
 def _check_arguments(entry: _Entry, arguments: dict[str, Any]) -> None:
-    schema = entry.descriptor.to_wire()["inputSchema"]
-    problem = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(schema).iter_errors(arguments)
-    )
+    problem = entry.arguments.problem(arguments) if entry.arguments is not None else None
     if problem is not None:
-        where = ".".join(str(p) for p in problem.absolute_path) or "arguments"
-        raise errors.invalid_params(f"Invalid arguments: {where}: {problem.message}")
+        raise errors.invalid_params(f"Invalid arguments: {problem}")
 
 
 def _check_prompt_arguments(entry: _Entry, arguments: dict[str, str]) -> None:

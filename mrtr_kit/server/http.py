@@ -49,6 +49,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol import errors
 from ..protocol.errors import McpError
@@ -383,8 +384,8 @@ def create_app(
 # -- serving ------------------------------------------------------------------------------------
 
 
-class DeadlineH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol plus the timer it lacks: a deadline for the request head.
+class _HeadDeadline:
+    """The timer uvicorn lacks, for either of its HTTP/1.1 protocols: a request-head deadline.
 
     uvicorn closes a keep-alive connection that stays idle after a response, but not one that
     sends nothing at all or dribbles its head (slowloris), and any byte received stops its
@@ -395,19 +396,23 @@ class DeadlineH11Protocol(H11Protocol):
 
     head_timeout_s: float = HEAD_TIMEOUT_S
     _deadline: asyncio.TimerHandle | None = None
+    # provided by the uvicorn protocol class this is mixed into
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
         self._arm_deadline()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         self._arm_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
 
     def _arm_deadline(self) -> None:
         if self._deadline is not None:
@@ -421,21 +426,72 @@ class DeadlineH11Protocol(H11Protocol):
             self.transport.close()
 
 
+class DeadlineH11Protocol(_HeadDeadline, H11Protocol):
+    """uvicorn's pure-Python h11 protocol with the head deadline; h11 itself caps the request
+    head (``h11_max_incomplete_event_size``, answered 400)."""
+
+
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8"
+    b"\r\ncontent-length: 31\r\nconnection: close\r\n\r\nRequest header fields too large"
+)
+
+
+class DeadlineHttpToolsProtocol(_HeadDeadline, HttpToolsProtocol):
+    """uvicorn's httptools (llhttp, in C) protocol with the head deadline: the kit's default,
+    it parses requests and writes responses several times faster than h11. llhttp puts no
+    limit on a request head, so this counts the bytes of each head and answers 431 and closes
+    past ``MAX_HEAD_BYTES``."""
+
+    max_head_bytes: int = MAX_HEAD_BYTES
+    _head_bytes: int | None = 0  # bytes of the current request head; None once it is complete
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_bytes is not None:
+            self._head_bytes += len(data)
+        super().data_received(data)
+        # Still inside a head, past the cap: refuse it. Bytes that arrive in the same read as
+        # the end of the previous request are not counted: at most one read (256 KiB) short.
+        if self._head_bytes is not None and self._head_bytes > self.max_head_bytes:
+            self._head_bytes = None
+            if not self.transport.is_closing():
+                self.transport.write(_HEAD_TOO_LARGE)
+                self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = None  # the body is the adapter's to bound (MAX_BODY_BYTES)
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._head_bytes = 0  # what comes next is the next request's head
+        super().on_message_complete()
+
+
 def uvicorn_config(
     app: ASGIApp,
     *,
     log_level: str = "info",
     head_timeout_s: float = HEAD_TIMEOUT_S,
+    parser: str = "httptools",
     **overrides: Any,
 ) -> uvicorn.Config:
     """The uvicorn settings of every kit server, in one place (limits: see above).
 
-    ``ws="none"``: the kit serves no WebSocket, so an upgrade request is plain HTTP to it.
+    ``parser``: ``"httptools"`` (the default: llhttp, in C) or ``"h11"`` (pure Python), both
+    with the head deadline and the head cap. ``ws="none"``: the kit serves no WebSocket, so an
+    upgrade request is plain HTTP to it. ``proxy_headers=False``: nothing in the kit reads the
+    client's address or scheme, so no ``X-Forwarded-*`` header may rewrite them (and the
+    middleware that would costs time on every request). The access log is built only at a
+    level that prints it (info, debug).
     """
-    protocol = DeadlineH11Protocol
-    if head_timeout_s != DeadlineH11Protocol.head_timeout_s:
-        protocol = type("DeadlineH11Protocol", (DeadlineH11Protocol,), {})
-        protocol.head_timeout_s = head_timeout_s
+    bases: dict[str, type[_HeadDeadline]] = {
+        "httptools": DeadlineHttpToolsProtocol,
+        "h11": DeadlineH11Protocol,
+    }
+    base = bases[parser]
+    protocol: type[Any] = base
+    if head_timeout_s != base.head_timeout_s:
+        protocol = type(base.__name__, (base,), {"head_timeout_s": head_timeout_s})
     options: dict[str, Any] = {
         "http": protocol,
         "ws": "none",
@@ -444,6 +500,8 @@ def uvicorn_config(
         "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
         "limit_concurrency": MAX_CONCURRENCY,
         "timeout_graceful_shutdown": 2,
+        "proxy_headers": False,
+        "access_log": log_level in ("info", "debug", "trace"),
     }
     options.update(overrides)
     return uvicorn.Config(app, **options)
