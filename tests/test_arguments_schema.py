@@ -58,6 +58,7 @@ def test_mrtr_e2_arguments_that_break_the_schema_are_invalid_params_naming_where
     assert err["message"] == 'Invalid arguments: n: "x" is not of type "integer"'
 
 
+@pytest.mark.slow
 def test_kit_importing_the_server_loads_no_pure_python_json_schema_machinery():
     """KIT (fast start): ``import mrtr_kit.server`` (and the CLI's parser) imports neither
     ``jsonschema`` nor its format checker's grammar (``rfc3987_syntax``, ~1 s at import in

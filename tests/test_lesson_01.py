@@ -9,6 +9,7 @@ import ast
 import asyncio
 import copy
 import itertools
+import logging
 import re
 import runpy
 import sys
@@ -402,12 +403,22 @@ def run_cell(source, namespace):
     return asyncio.run(go())
 
 
+@pytest.fixture
+def kit_log():
+    """The notebooks' setup cell quiets the kit's loggers for the whole process; lesson 02's
+    tests read them, so the level is put back (setLevel also clears the loggers' caches)."""
+    logger = logging.getLogger("mrtr_kit")
+    level = logger.level
+    yield logger
+    logger.setLevel(level)
+
+
 @pytest.mark.parametrize(
     ("path", "filename", "check"),
     [(p, f, c) for p, rows in EXERCISES.items() for f, c, _ in rows],
     ids=lambda v: getattr(v, "stem", v),
 )
-def test_following_the_solution_sentence_passes_the_checkpoint(path, filename, check):
+def test_following_the_solution_sentence_passes_the_checkpoint(path, filename, check, kit_log):
     """Do what the sentence says: run the stub cell (the checkpoint says not done), %load the
     solution (the cell becomes '# %load path' and the file), run it, run the checkpoint."""
     all_cells = cells(path)
