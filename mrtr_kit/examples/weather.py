@@ -27,7 +27,7 @@ from typing import Any
 
 from ..protocol.elicitation import validate_content
 from ..protocol.models import ElicitRequest
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import elicit_form
 from . import fake_weather
 from .forms import explain
@@ -99,7 +99,14 @@ def register(server: McpServer) -> None:
     )(get_weather)
 
 
-def build_server() -> McpServer:
-    server = McpServer("weather-example", instructions="Ask for the weather in any city.")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "weather-example",
+        instructions="Ask for the weather in any city.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server)
     return server
