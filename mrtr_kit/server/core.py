@@ -106,6 +106,7 @@ from ..protocol.models import (
     TextContent,
     TextResourceContents,
     Tool,
+    WireModel,
 )
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
@@ -127,7 +128,7 @@ state_log = logging.getLogger("mrtr_kit.state")
 Handler = Callable[[RequestContext], Any]
 CACHE_SCOPES = ("public", "private")
 COMPLETION_MAX_VALUES = 100  # CompleteResult.completion.values: maxItems 100
-_INPUT_REQUEST: TypeAdapter[Any] = TypeAdapter(InputRequest)
+_INPUT_REQUEST: TypeAdapter[InputRequestModel] = TypeAdapter(InputRequest)
 
 
 class HandlerBug(RuntimeError):
@@ -148,7 +149,7 @@ class Reply:
 @dataclass
 class _Entry:
     handler: Handler
-    descriptor: BaseModel
+    descriptor: WireModel
     ttl_ms: int = 0
     cache_scope: str = "private"
     header_params: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -815,7 +816,7 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
     if method == "tools/call":
         blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
-        return CallToolResult(content=content).to_wire()
+        return CallToolResult.model_validate({"content": content}).to_wire()
     if method == "prompts/get":
         if isinstance(outcome, str):
             outcome = [PromptMessage(role="user", content=TextContent(text=outcome))]
@@ -823,9 +824,9 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
     # A resource handler's plain str or bytes takes the uri and mimeType it was registered with.
     if isinstance(outcome, bytes):
         blob = base64.b64encode(outcome).decode()
-        contents = BlobResourceContents(uri=target, blob=blob, mime_type=mime_type)
-        return ReadResourceResult(contents=[contents]).to_wire()
+        binary = BlobResourceContents(uri=target, blob=blob, mime_type=mime_type)
+        return ReadResourceResult(contents=[binary]).to_wire()
     if isinstance(outcome, str):
-        contents = TextResourceContents(uri=target, text=outcome, mime_type=mime_type)
-        return ReadResourceResult(contents=[contents]).to_wire()
+        text = TextResourceContents(uri=target, text=outcome, mime_type=mime_type)
+        return ReadResourceResult(contents=[text]).to_wire()
     return ReadResourceResult(contents=list(outcome)).to_wire()
