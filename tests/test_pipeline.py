@@ -191,3 +191,28 @@ def test_core_11_meta_helpers_still_build_valid_requests():
     the other tests in this file)."""
     assert meta()[c.META_PROTOCOL_VERSION] == c.PROTOCOL_VERSION
     assert "tools" in result(handle(build(), request("server/discover")))["capabilities"]
+
+
+def test_http_14_a_tool_name_that_is_no_string_is_invalid_params_over_http_too():
+    """HTTP-14 / CORE-1: a tools/call whose ``name`` is not a string reaches the method's own
+    check (-32602, HTTP 200, KIT-HTTP-B), never an internal error, with headers or without."""
+    s = build()
+    for name in (["regional"], 7, None):
+        call = request("tools/call", {"name": name, "arguments": {"region": "eu"}})
+        sent = std("tools/call", "regional", **{"Mcp-Param-Region": "eu"})
+        for headers in (sent, None):
+            reply = handle(s, call, headers=headers)
+            assert code(reply) == -32602 and http_status(reply) == 200, (name, headers)
+
+
+def test_ver_5_legacy_initialize_with_some_other_meta_is_still_legacy():
+    """VER-5: a 2025-11-25 ``initialize`` may carry a ``_meta`` of its own (a progress token);
+    without a 2026-07-28 protocolVersion in it, it still learns the supported versions."""
+    s = build()
+    legacy = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "_meta": {"progressToken": 1}},
+    }
+    assert error(handle(s, legacy))["data"]["supported"] == [c.PROTOCOL_VERSION]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import constants as c
@@ -333,12 +333,13 @@ def check_matches_body(
     method: str,
     params: Mapping[str, Any],
     meta_version: str,
-    param_headers: Mapping[str, tuple[str, str]],
+    tool_param_headers: Callable[[str], Mapping[str, tuple[str, str]]],
 ) -> None:
     """HTTP-7, HTTP-10, HTTP-14, HTTP-15: header values equal what the body says.
 
-    ``headers`` as ``received`` gives them, after ``check_present``; ``param_headers`` as
-    ``checked_param_headers`` gives them for the called tool.
+    ``headers`` as ``received`` gives them, after ``check_present``. ``tool_param_headers``
+    gives, for a tool's name, the ``Mcp-Param-*`` headers it declares, as
+    ``checked_param_headers`` found them at registration (``McpServer.tool_header_params``).
     """
     method_header = headers[c.HEADER_METHOD.lower()].strip(" \t")
     if method_header != method:  # values are case-sensitive (HTTP-8)
@@ -351,10 +352,12 @@ def check_matches_body(
         header_name = decode_value(c.HEADER_NAME, headers[c.HEADER_NAME.lower()])
         if isinstance(body_name, str) and header_name != body_name:
             raise _mismatch(c.HEADER_NAME, header_name, body_name)
-    if method == "tools/call":
+    tool = params.get("name")
+    if method == "tools/call" and isinstance(tool, str):
+        # A name that is no string is not a tool's: the method refuses it (-32602).
         arguments = params.get("arguments")
         _check_param_headers(
-            headers, arguments if isinstance(arguments, dict) else {}, param_headers
+            headers, arguments if isinstance(arguments, dict) else {}, tool_param_headers(tool)
         )
 
 

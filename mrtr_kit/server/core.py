@@ -388,7 +388,7 @@ class McpServer:
                     request.method,
                     request.params,
                     meta.protocol_version,
-                    self._param_headers(request),
+                    self.tool_header_params,
                 )
             if meta.protocol_version not in self.supported_versions:  # 7
                 raise errors.unsupported_version(
@@ -401,11 +401,6 @@ class McpServer:
         except Exception:
             log.exception("request %r failed", request_id)
             return error_reply(request_id, errors.internal_error())
-
-    def _param_headers(self, request: JSONRPCRequest) -> dict[str, tuple[str, str]]:
-        if request.method != "tools/call":
-            return {}
-        return self.tool_header_params(str(request.params.get("name", "")))
 
     async def _dispatch(
         self,

@@ -1,7 +1,7 @@
 """``Host`` and ``Origin``, read strictly, for the DNS-rebinding check at the HTTP edge
 (HTTP-27, HTTP-29; digest §3.6). Pure functions; ``http.HostOriginGuard`` calls
-``host_and_origin_problem`` before any routing. The ``Mcp-*`` headers are
-``protocol.headers``'.
+``host_and_origin_problem`` before any routing. The ``Mcp-*`` headers are not read here
+but in ``protocol.headers``, by the core.
 """
 
 from __future__ import annotations

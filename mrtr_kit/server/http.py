@@ -249,7 +249,7 @@ class McpHttpEndpoint:
         except _BodyRefused as exc:
             # A body we gave up waiting for leaves the connection unusable: close it.
             close = {"Connection": "close"} if exc.status == 408 else {}
-            content = encode_message(error_reply(None, exc.error).body or {})
+            content = encode_message({"jsonrpc": "2.0", "error": exc.error.to_error_object()})
             headers = {**self.response_headers, **close}
             return Response(content, exc.status, headers, media_type="application/json")
         except McpError as exc:
