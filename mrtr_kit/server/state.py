@@ -130,7 +130,7 @@ class StateIssuer:
     def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any]) -> str:
         now = int(self.now())
         jti = self.token_ids()
-        if not isinstance(jti, str) or not _JTI.fullmatch(jti):
+        if _JTI.fullmatch(jti) is None:
             # verify() would refuse the state: a broken source fails here, loudly.
             raise ValueError(f"token id {jti!r} is not 16 base64url characters")
         claims = {
