@@ -24,7 +24,10 @@ import json
 import socket
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server.keyring import KeyRing
 
 DEFAULT_PORT = 8765
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -42,9 +45,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .examples.url_login import UrlLoginExample
     from .fleet import INSTANCE_HEADER
     from .server.auth import BearerTokens
-    from .server.codecs import make_codec
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
-    from .server.keyring import KeyRing
     from .server.ledger import open_ledger
 
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
@@ -56,11 +57,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sock = bind_tcp(args.host, args.port)
     # url-login serves its sign-in page beside /mcp, and its links must name this address.
     base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
-    pages = UrlLoginExample(base_url) if args.example == "url-login" else None
-    server = pages.server if pages else EXAMPLES[args.example]()
-    # Keys from the environment, so every process of a fleet opens every other's states.
-    server.states.codec = make_codec(args.state_codec, KeyRing.from_env())
-    server.ledger = open_ledger(args.ledger)  # shared by the fleet for single use (MRTR-S5d)
+    state = {
+        "state_keys": _state_keys(),
+        "state_codec": args.state_codec,
+        "ledger": open_ledger(args.ledger),  # shared by the fleet for single use (MRTR-S5d)
+    }
+    pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
+    server = pages.server if pages else EXAMPLES[args.example](**state)
     tokens = BearerTokens.from_env()
     if tokens is not None:
         print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
@@ -73,6 +76,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     app = pages.app(**options) if pages else create_app(server, **options)
     return _run(app, args, f"example {args.example!r}", sock)
+
+
+def _state_keys() -> KeyRing:
+    """The requestState keys of ``serve``: ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, so
+    every process of a fleet opens every other's states; without them, a fresh key whose
+    states only this process opens."""
+    from .server.keyring import KeyRing
+
+    return KeyRing.from_env() or KeyRing.generate()
 
 
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:

@@ -20,7 +20,7 @@ from mrtr_kit.client.headers import (
     param_header_value,
 )
 from mrtr_kit.protocol import constants as c
-from mrtr_kit.server.headers import decode_header_value
+from mrtr_kit.protocol.headers import decode_value
 
 
 def b64(text: str) -> str:
@@ -73,7 +73,7 @@ def test_http_12_null_means_no_header_and_bad_types_are_refused():
 @given(st.text())
 def test_http_10_server_decodes_what_the_client_encodes(text):
     """HTTP-9 / HTTP-10: the kit server's decoder recovers every value the client encodes."""
-    assert decode_header_value("Mcp-Param-X", encode_header_value(text)) == text
+    assert decode_value("Mcp-Param-X", encode_header_value(text)) == text
 
 
 # --- HTTP-4 / HTTP-7 / HTTP-11 / HTTP-12: the headers of a request ----------------------

@@ -38,7 +38,7 @@ from mrtr_kit.client import (
 from mrtr_kit.fleet import free_port
 from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol import constants as c
-from mrtr_kit.server import McpServer
+from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.context import create_message, elicit_form, list_roots
 from mrtr_kit.server.http import create_app
 
@@ -902,7 +902,7 @@ def test_extra_headers_go_on_every_post_and_response_headers_are_traced():
     from mrtr_kit.server.http import create_app
 
     seen: list[str | None] = []
-    server = McpServer("auth-echo")
+    server = McpServer("auth-echo", state_keys=KeyRing.generate())
 
     @server.tool(description="Says who is asking.")
     def whoami(ctx):

@@ -14,6 +14,7 @@ from helpers import error, request, result, run
 
 from mrtr_kit.examples import conformance
 from mrtr_kit.protocol import constants as c
+from mrtr_kit.server.http import http_status
 
 # The harness's default capabilities (§3).
 HARNESS_CAPS = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
@@ -246,7 +247,7 @@ def test_capability_check_uses_only_this_requests_capabilities(server, caps, met
 
 def test_capability_check_without_any_input_capability_is_32021(server):
     reply = call(server, "test_input_required_result_capabilities", caps={})
-    assert reply.http_status == 400 and error(reply)["code"] == -32021
+    assert http_status(reply) == 400 and error(reply)["code"] == -32021
 
 
 def test_prompt_asks_for_context_then_returns_messages(server):
@@ -269,7 +270,7 @@ def test_prompt_asks_for_context_then_returns_messages(server):
 
 def test_missing_capability_tool_is_refused_with_400_and_32021(server):
     reply = call(server, "test_missing_capability", caps={})
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     assert error(reply)["code"] == -32021
     assert error(reply)["data"] == {"requiredCapabilities": {"sampling": {}}}
 

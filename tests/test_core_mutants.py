@@ -22,6 +22,7 @@ from mrtr_kit.protocol.models import (
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.arguments import InvalidSchema
 from mrtr_kit.server.codecs import HmacStateCodec
+from mrtr_kit.server.http import http_status
 
 KEY = b"c" * 32
 T0 = 1_800_000_000.0
@@ -212,11 +213,6 @@ def test_kit_completion_sends_at_most_100_values():
     assert completion["values"] == options[:100]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect in server/core.py (reported; not this test's owner's file): with more than "
-    "100 matches, total is the number sent and hasMore is False",
-)
 def test_kit_completion_says_when_more_values_exist():
     """completion/complete: ``total`` may exceed the values sent and ``hasMore`` says more
     exist (schema descriptions)."""
@@ -395,7 +391,7 @@ def test_mrtr_e2_params_no_json_can_hold_are_invalid_params_with_status_400():
     """
     s = McpServer("json", state_key=KEY)
     reply = run(s, request("tools/call", {"name": "t", "arguments": {"x": float("nan")}}))
-    assert reply.http_status == 400 and reply.body["error"]["code"] == -32602
+    assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
 
 
 def test_core_11_a_bad_meta_value_inside_a_list_is_invalid_params_naming_where():
@@ -410,7 +406,7 @@ def test_core_11_a_bad_meta_value_inside_a_list_is_invalid_params_naming_where()
     info = {"name": "n", "version": "1", "icons": [1]}
     message["params"]["_meta"][c.META_CLIENT_INFO] = info
     reply = run(s, message)
-    assert reply.http_status == 400 and reply.body["error"]["code"] == -32602
+    assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
     assert "clientInfo.icons.0" in reply.body["error"]["message"]
 
 

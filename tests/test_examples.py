@@ -12,6 +12,7 @@ from helpers import error, request, result, run
 from mrtr_kit.examples import EXAMPLES, booking, deprecated_inputs, lessons, travel_guide, weather
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer
+from mrtr_kit.server.http import http_status
 
 FORM = {"elicitation": {"form": {}}}
 
@@ -163,7 +164,7 @@ def test_weather_reasks_when_the_answer_does_not_fit_the_form(content, problem):
 def test_weather_needs_form_elicitation_declared_in_this_request():
     # MRTR-S7 / CAP-2: no elicitation capability -> -32021, HTTP 400, never the form.
     reply = call_tool(weather.build_server(), "get_weather", {"city": "Oslo"}, caps={})
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     err = error(reply)
     assert err["code"] == -32021
     assert err["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
@@ -319,7 +320,7 @@ def test_booking_checks_capabilities_again_on_every_round():
         inputResponses={"details": accept(party=2, when="2026-09-01")},
         requestState=r1["requestState"],
     )
-    assert reply.http_status == 400 and error(reply)["code"] == -32021
+    assert http_status(reply) == 400 and error(reply)["code"] == -32021
 
 
 def test_trip_planner_reasks_a_bad_answer_saying_what_was_wrong_and_keeps_the_state():
@@ -543,7 +544,7 @@ def test_suggest_save_path_refuses_paths(filename):
 def test_deprecated_tools_need_their_capability(tool, arguments, needed):
     # MRTR-S7: asked with only form elicitation declared, the core refuses with -32021.
     reply = call_tool(deprecated_inputs.build_server(), tool, arguments, caps=FORM)
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     assert error(reply)["data"] == {"requiredCapabilities": needed}
 
 

@@ -29,7 +29,7 @@ from mrtr_kit.protocol.wire_json import (
     nesting_depth,
 )
 from mrtr_kit.server import McpServer
-from mrtr_kit.server.http import create_app
+from mrtr_kit.server.http import HTTP_STATUS, create_app
 
 
 def build() -> McpServer:
@@ -358,7 +358,7 @@ def test_http_21_handler_raising_after_a_notification_ends_the_stream_with_32603
 def _refused(data: bytes) -> str:
     with pytest.raises(McpError) as info:
         decode_body(data)
-    assert info.value.code == -32700 and info.value.http_status == 400
+    assert info.value.code == -32700 and HTTP_STATUS[info.value.reason] == 400
     return info.value.message
 
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from mrtr_kit.examples import conformance
 from mrtr_kit.protocol import constants as c
-from mrtr_kit.server.headers import parse_host
+from mrtr_kit.server.hosts import parse_host
 from mrtr_kit.server.http import LOOPBACK_HOSTS, create_app
 
 SERVER = conformance.build_server()

@@ -22,7 +22,7 @@ from mrtr_kit.jupyter.flow import (
     start_tool_call,
     widget_client,
 )
-from mrtr_kit.server import McpServer
+from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
 
@@ -166,7 +166,7 @@ async def test_the_automatic_loop_refuses_on_a_widget_client():
 
 @in_loop
 async def test_every_input_request_is_answered_before_the_retry():
-    server = McpServer("two-questions")
+    server = McpServer("two-questions", state_keys=KeyRing.generate())
 
     @server.tool(description="Asks two things in one round.")
     def greet(ctx):
@@ -194,7 +194,7 @@ async def test_every_input_request_is_answered_before_the_retry():
 
 @in_loop
 async def test_a_state_only_result_is_retried_without_asking_anyone():
-    server = McpServer("checkpointing")
+    server = McpServer("checkpointing", state_keys=KeyRing.generate())
 
     @server.tool(description="Works in two steps.")
     def slow(ctx):
@@ -241,7 +241,7 @@ async def test_a_form_outside_the_subset_stops_the_flow_with_a_clear_message():
 
 @in_loop
 async def test_settled_gives_up_after_its_timeout():
-    server = McpServer("stuck")
+    server = McpServer("stuck", state_keys=KeyRing.generate())
     never = asyncio.Event()
 
     @server.tool(description="Hangs on the retry.")

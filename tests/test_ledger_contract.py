@@ -182,10 +182,15 @@ def test_an_unreachable_ledger_fails_closed():
 
     from mrtr_kit.server import McpServer
     from mrtr_kit.server.context import elicit_form
+    from mrtr_kit.server.keyring import KeyRing
     from mrtr_kit.server.ledger_redis import RedisLedger
 
     paid = []
-    server = McpServer("s", ledger=RedisLedger.from_url("redis://127.0.0.1:1/0"))
+    server = McpServer(
+        "s",
+        state_keys=KeyRing.generate(),
+        ledger=RedisLedger.from_url("redis://127.0.0.1:1/0"),
+    )
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
     @server.tool(description="Pays once.")

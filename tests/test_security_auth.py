@@ -12,7 +12,7 @@ import pytest
 from mrtr_kit.client import McpClient
 from mrtr_kit.examples import refunds
 from mrtr_kit.lessons.security import RawCaller, say_yes
-from mrtr_kit.server import McpServer
+from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.auth import ENV_TOKENS, BearerTokens, Unauthenticated
 from mrtr_kit.server.http import create_app
 
@@ -21,7 +21,7 @@ YES = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
 def app_and_desk():
-    server = McpServer("refunds")
+    server = McpServer("refunds", state_keys=KeyRing.generate())
     desk = refunds.register(server)
     return create_app(server, principal_of=BearerTokens(TOKENS)), desk
 
@@ -105,7 +105,7 @@ def test_mcp_client_with_a_bearer_header_runs_the_whole_flow():
 
 
 def test_without_authentication_the_refund_tool_refuses():
-    server = McpServer("refunds")
+    server = McpServer("refunds", state_keys=KeyRing.generate())
     refunds.register(server)
 
     async def scenario():

@@ -257,7 +257,8 @@ def test_ring_from_configuration_text_and_environment():
     assert KeyRing.from_env({ENV_KEYS: spec}) == parsed
     single = KeyRing.from_env({ENV_KEY: SECRET_1.hex()})
     assert single.kids == [SINGLE_KEY_ID] and single.primary.secret == SECRET_1
-    random_a, random_b = KeyRing.from_env({}), KeyRing.from_env({})
+    assert KeyRing.from_env({}) is None  # no key made up: the caller says what it wants
+    random_a, random_b = KeyRing.generate(), KeyRing.generate()
     assert random_a.primary.secret != random_b.primary.secret
     with pytest.raises(ValueError):
         KeyRing.parse("k1")
@@ -269,7 +270,7 @@ def test_two_servers_from_one_environment_open_each_others_states(monkeypatch):
     """CORE-8 / CORE-9: the fleet shares the ring from the environment, so any instance
     serves a retry."""
     monkeypatch.setenv(ENV_KEYS, f"k2:{SECRET_2.hex()},k1:{SECRET_1.hex()}")
-    a, b = McpServer("fleet"), McpServer("fleet")
+    a, b = (McpServer("fleet", state_keys=KeyRing.from_env()) for _ in range(2))
     binding = StateBinding("alice", "digest")
     assert b.states.verify(a.states.mint(binding, [], {"x": 1}), binding)["data"] == {"x": 1}
 

@@ -38,6 +38,7 @@ from mrtr_kit.server.codecs import (
     unb64url,
 )
 from mrtr_kit.server.context import elicit_form
+from mrtr_kit.server.http import http_status
 from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateBinding, StateIssuer, invalid_state_error, request_digest
 
@@ -460,7 +461,7 @@ def test_every_rejection_is_the_same_error_on_the_wire_and_the_reason_only_in_th
         for reason, (who, arguments, state) in attempts.items():
             caplog.clear()
             reply = call(server, who, arguments, requestState=state, inputResponses=YES)
-            assert reply.http_status == 200
+            assert http_status(reply) == 200
             bodies.append(error(reply))
             assert reason in caplog.text, (reason, caplog.text)
         assert result(call(server, "alice", requestState=genuine, inputResponses=YES))["content"]

@@ -14,6 +14,7 @@ from mrtr_kit.protocol import constants as c
 from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
+from mrtr_kit.server.http import http_status
 
 KEY = b"k" * 32
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -444,7 +445,7 @@ def test_mrtr_s7_never_asks_for_an_undeclared_capability(server, tool, caps, req
     """MRTR-S7 / CAP-2: an input request of an undeclared kind is never sent; the request
     gets -32021 naming what is missing, HTTP 400."""
     reply = run(server, request("tools/call", {"name": tool}, capabilities=caps))
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     err = error(reply)
     assert err["code"] == -32021 and err["data"] == {"requiredCapabilities": required}
 
@@ -465,7 +466,7 @@ def test_mrtr_s7_capabilities_come_from_each_round_not_the_first(server):
     )
     r1 = result(run(server, first))
     reply = run(server, retry(first, r1, {"who": accept(name="Ann")}, capabilities={}))
-    assert reply.http_status == 400 and error(reply)["code"] == -32021
+    assert http_status(reply) == 400 and error(reply)["code"] == -32021
 
 
 # --- MRTR-S8 -------------------------------------------------------------------------------------
@@ -679,7 +680,7 @@ def test_elic_2_mrtr_s7_plain_dict_requests_are_gated_by_their_real_kind(server,
     elicitation; a client that declared only roots or form mode gets -32021."""
     msg = request("tools/call", {"name": "dict_requests", "arguments": {}}, capabilities=caps)
     reply = run(server, msg)
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     assert error(reply)["data"] == {"requiredCapabilities": required}
 
 

@@ -10,6 +10,7 @@ from helpers import error, meta, request, result, run
 from mrtr_kit.protocol import constants as c
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
+from mrtr_kit.server.http import http_status
 
 FORM_CAPS = {"elicitation": {"form": {}}}
 
@@ -60,14 +61,14 @@ def test_core_11_missing_meta_keys_are_400_invalid_params(server):
         reply = run(
             server, {"jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": params}
         )
-        assert reply.http_status == 400 and error(reply)["code"] == -32602, params
+        assert http_status(reply) == 400 and error(reply)["code"] == -32602, params
         assert reply.body["id"] == 5
 
 
 def test_core_7_missing_params_is_missing_meta(server):
     """CORE-7: every request has params because _meta is required."""
     reply = run(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert reply.http_status == 400 and error(reply)["code"] == -32602
+    assert http_status(reply) == 400 and error(reply)["code"] == -32602
 
 
 def test_core_12_client_info_is_optional(server):
@@ -77,7 +78,7 @@ def test_core_12_client_info_is_optional(server):
     reply = run(
         server, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": m}}
     )
-    assert reply.http_status == 200 and result(reply)["supportedVersions"] == ["2026-07-28"]
+    assert http_status(reply) == 200 and result(reply)["supportedVersions"] == ["2026-07-28"]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +99,7 @@ def test_core_12_client_info_is_optional(server):
 def test_core_1_2_malformed_envelopes_are_invalid_request(server, message):
     """CORE-1 / CORE-2: not a JSON-RPC 2.0 request (batches, null or float ids) -> -32600."""
     reply = run(server, message)
-    assert reply.http_status == 400 and error(reply)["code"] == -32600
+    assert http_status(reply) == 400 and error(reply)["code"] == -32600
 
 
 def test_core_6_clients_do_not_send_responses(server):
@@ -110,13 +111,13 @@ def test_core_6_clients_do_not_send_responses(server):
 def test_non_object_params_are_invalid_params(server):
     """CORE-7: params must be an object (it must hold _meta) -> -32602, 400."""
     reply = run(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1, 2]})
-    assert reply.http_status == 400 and error(reply)["code"] == -32602
+    assert http_status(reply) == 400 and error(reply)["code"] == -32602
 
 
 def test_core_5_notifications_get_no_answer(server):
     """CORE-5 / HTTP-5: a notification is accepted (202) and never answered."""
     reply = run(server, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}})
-    assert reply.body is None and reply.http_status == 202
+    assert reply.body is None and http_status(reply) == 202
 
 
 def test_ver_1_unsupported_version(server):
@@ -124,7 +125,7 @@ def test_ver_1_unsupported_version(server):
     reply = run(
         server, request("tools/list", {"_meta": {**meta(), c.META_PROTOCOL_VERSION: "2025-11-25"}})
     )
-    assert reply.http_status == 400
+    assert http_status(reply) == 400
     assert error(reply) == {
         "code": -32022,
         "message": "Unsupported protocol version",
@@ -146,7 +147,7 @@ def test_disc_3_discover_is_version_checked_too(server):
 def test_http_17_unknown_and_removed_methods_are_404(server, method):
     """HTTP-17 / §12: unknown and removed methods -> -32601 with HTTP 404."""
     reply = run(server, request(method))
-    assert reply.http_status == 404 and error(reply)["code"] == -32601
+    assert http_status(reply) == 404 and error(reply)["code"] == -32601
 
 
 def test_ver_5_removed_initialize_names_supported_versions(server):
@@ -171,7 +172,7 @@ def test_disc_5_undeclared_features_are_method_not_found():
     bare = McpServer("bare", state_key=b"b" * 32)
     assert result(run(bare, request("server/discover")))["capabilities"] == {}
     for method in ("tools/list", "prompts/list", "resources/list", "tools/call"):
-        assert run(bare, request(method)).http_status == 404
+        assert http_status(run(bare, request(method))) == 404
 
 
 def test_rt_1_core_16_every_result_has_result_type_and_server_info(server):
@@ -251,7 +252,7 @@ def test_unknown_tool_prompt_resource_are_invalid_params_200(server):
         request("tools/list", {"cursor": "bogus"}),
     ]:
         reply = run(server, msg)
-        assert reply.http_status == 200 and error(reply)["code"] == -32602
+        assert http_status(reply) == 200 and error(reply)["code"] == -32602
     err = error(run(server, request("resources/read", {"uri": "docs://missing"})))
     assert err["code"] == -32602 and err["data"] == {"uri": "docs://missing"}
 
@@ -277,7 +278,7 @@ def test_bad_client_capabilities_shape_is_400(server):
     """CORE-11: clientCapabilities that is not a capabilities object -> -32602, 400."""
     m = {**meta(), c.META_CLIENT_CAPABILITIES: {"elicitation": True}}
     reply = run(server, request("tools/list", {"_meta": m}))
-    assert reply.http_status == 400 and error(reply)["code"] == -32602
+    assert http_status(reply) == 400 and error(reply)["code"] == -32602
 
 
 def test_plain_resource_results_carry_their_registered_mime_type():
@@ -342,7 +343,7 @@ def test_core_2_an_id_or_method_that_cannot_be_echoed_is_invalid_request(server)
     msg = request("tools/call", {"name": "hi"})
     for bad in (dict(msg, id="\ud800"), dict(msg, method="tools/\udfff")):
         reply = run(server, bad)
-        assert reply.http_status == 400 and error(reply)["code"] == -32600, bad
+        assert http_status(reply) == 400 and error(reply)["code"] == -32600, bad
         assert "id" not in reply.body or reply.body["id"] == msg["id"]
 
 

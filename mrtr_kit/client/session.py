@@ -45,8 +45,8 @@ import httpx
 from ..protocol import constants as c
 from ..protocol.aio import maybe_await
 from ..protocol.errors import HEADER_MISMATCH
+from ..protocol.headers import HeaderMap, header_annotations
 from ..protocol.models import Implementation
-from ..protocol.param_headers import HeaderMap, header_annotations
 from .answers import (
     AnswerHandlers,
     FormHandler,

@@ -1,6 +1,7 @@
 """Demo servers for the lessons, and the conformance server.
 
-Each module has ``build_server() -> McpServer``; ``EXAMPLES`` maps the names that
+Each module has ``build_server(state_keys=None, **options) -> McpServer`` (a fresh key for
+one process unless given; ``options`` go to ``McpServer``); ``EXAMPLES`` maps the names that
 ``python -m mrtr_kit serve --example NAME`` accepts to those builders:
 
 * ``lessons`` — all lesson examples on one server (the one the notebooks start);
@@ -36,7 +37,7 @@ from . import (
 if TYPE_CHECKING:
     from ..legacy import LegacyServer
 
-EXAMPLES: dict[str, Callable[[], McpServer]] = {
+EXAMPLES: dict[str, Callable[..., McpServer]] = {
     "lessons": lessons.build_server,
     "weather": weather.build_server,
     "booking": booking.build_server,

@@ -34,7 +34,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import elicit_form
 
 DETAILS_FORM: dict[str, Any] = {
@@ -176,7 +176,14 @@ def register(
     return book
 
 
-def build_server() -> McpServer:
-    server = McpServer("booking-example", instructions="Book restaurant tables.")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "booking-example",
+        instructions="Book restaurant tables.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server)
     return server

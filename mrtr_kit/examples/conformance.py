@@ -31,7 +31,7 @@ from ..protocol.models import (
     TextContent,
     TextResourceContents,
 )
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import create_message, elicit_form, list_roots
 from .deprecated_inputs import sampled_text
 from .media import b64, tiny_png, tiny_wav
@@ -460,8 +460,12 @@ def register_resources(server: McpServer) -> None:
         )
 
 
-def build_server() -> McpServer:
-    server = McpServer("mrtr-kit-conformance")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "mrtr-kit-conformance", state_keys=state_keys or KeyRing.generate(), **options
+    )
     register_content_tools(server)
     register_diagnostic_tools(server)
     register_mrtr_tools(server)

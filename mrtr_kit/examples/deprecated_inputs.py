@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.models import CallToolResult, CreateMessageResult, TextContent
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import create_message, list_roots
 from . import fake_weather
 
@@ -91,7 +91,11 @@ def register(server: McpServer) -> None:
     )(suggest_save_path)
 
 
-def build_server() -> McpServer:
-    server = McpServer("deprecated-inputs-example")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "deprecated-inputs-example", state_keys=state_keys or KeyRing.generate(), **options
+    )
     register(server)
     return server

@@ -7,14 +7,20 @@ and the deprecated sampling and roots tools (d).
 
 from __future__ import annotations
 
-from ..server import McpServer
+from typing import Any
+
+from ..server import KeyRing, McpServer
 from . import booking, deprecated_inputs, travel_guide, weather
 
 
-def build_server() -> McpServer:
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
     server = McpServer(
         "mrtr-kit-lessons",
         instructions="Weather, table bookings and trip planning: each may ask you questions.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
     )
     weather.register(server)
     booking.register(server)

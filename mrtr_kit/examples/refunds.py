@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.models import CallToolResult, TextContent
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import FormAnswer, elicit_form
 
 CONFIRM_FORM: dict[str, Any] = {
@@ -261,7 +261,14 @@ def register(
     return desk
 
 
-def build_server() -> McpServer:
-    server = McpServer("refunds-example", instructions="Refunds for the orders of signed-in users.")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "refunds-example",
+        instructions="Refunds for the orders of signed-in users.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server)
     return server

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from . import fake_weather
 
 STYLE_FORM: dict[str, Any] = {
@@ -115,7 +115,14 @@ def register(server: McpServer) -> None:
     )(read_forecast)
 
 
-def build_server() -> McpServer:
-    server = McpServer("travel-guide-example", instructions="Plan trips; read forecasts.")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "travel-guide-example",
+        instructions="Plan trips; read forecasts.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server)
     return server

@@ -197,10 +197,18 @@ def register(server: McpServer, desk: HotelDesk | None = None) -> HotelDesk:
     return desk
 
 
-def build_server(desk: HotelDesk | None = None) -> McpServer:
-    """The MRTR port. Instances of a fleet share ``MRTR_KIT_STATE_KEY`` (``McpServer`` reads
-    it), so a state minted by one instance verifies on any other."""
-    server = McpServer("trip-planner", instructions="Plans trips; asks you two questions.")
+def build_server(
+    desk: HotelDesk | None = None, state_keys: KeyRing | None = None, **options: Any
+) -> McpServer:
+    """The MRTR port. Instances of a fleet share one key ring (``serve`` passes the one of
+    ``MRTR_KIT_STATE_KEY``), so a state minted by one instance verifies on any other; without
+    ``state_keys``, a fresh key for this process. ``options`` go to ``McpServer``."""
+    server = McpServer(
+        "trip-planner",
+        instructions="Plans trips; asks you two questions.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server, desk)
     return server
 
@@ -215,7 +223,7 @@ def build_legacy_server(
     (``MRTR_KIT_STATE_KEY``) so every instance accepts them; otherwise they live in-process."""
     if shared_sessions:
         # The fleet's secret, with its own subkey: one secret never serves two purposes.
-        secret = KeyRing.from_env().primary.secret
+        secret = (KeyRing.from_env() or KeyRing.generate()).primary.secret
         sessions: SessionStore = SignedSessions(derive_key(secret, "legacy session ids"))
     else:
         sessions = LocalSessions()

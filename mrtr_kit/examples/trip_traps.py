@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from .trip_planner import (
     CITY_SCHEMA,
     DATES_FORM,
@@ -105,7 +105,11 @@ TRAPS = {
 def build_server(desk: HotelDesk | None = None) -> McpServer:
     """All three wrong ports on one server, sharing one hotel desk."""
     desk = desk or HotelDesk()
-    server = McpServer("trip-traps", instructions="Wrong ports of plan_trip, for lesson 03.")
+    server = McpServer(
+        "trip-traps",
+        instructions="Wrong ports of plan_trip, for lesson 03.",
+        state_keys=KeyRing.generate(),  # one process: its states die with it
+    )
     for name, make in TRAPS.items():
         server.tool(
             name, description=f"A wrong port of plan_trip ({name}).", input_schema=CITY_SCHEMA

@@ -67,7 +67,7 @@ from starlette.routing import Mount, Route
 
 from ..jupyter.proxy import PageAddress, page_address
 from ..protocol.models import ElicitRequest
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import elicit_url
 from ..server.http import create_app
 
@@ -265,13 +265,23 @@ class UrlLoginExample:
     """The MCP server and its sign-in pages, sharing one store and one public URL."""
 
     def __init__(
-        self, public_url: str = DEFAULT_PUBLIC_URL, *, wait_s: float = SIGNIN_WAIT_S
+        self,
+        public_url: str = DEFAULT_PUBLIC_URL,
+        *,
+        wait_s: float = SIGNIN_WAIT_S,
+        state_keys: KeyRing | None = None,
+        **server_options: Any,
     ) -> None:
+        """``state_keys`` seal the server's requestState: a fresh key for this process unless
+        given; ``server_options`` go to ``McpServer`` (codec, ledger, ...)."""
         self.public_url = public_url.rstrip("/")
         self.address: PageAddress | None = None  # set by behind_jupyter
         self.pages = SignInPages()
         self.server = McpServer(
-            "url-login-example", instructions="Connects your calendar after a web sign-in."
+            "url-login-example",
+            instructions="Connects your calendar after a web sign-in.",
+            state_keys=state_keys or KeyRing.generate(),
+            **server_options,
         )
         register(self.server, self.pages, self.public_url, wait_s=wait_s)
 
@@ -318,8 +328,8 @@ class UrlLoginExample:
         return [*LOOPBACK_NAMES, *([public] if public and public not in LOOPBACK_NAMES else [])]
 
 
-def build_server() -> McpServer:
-    return UrlLoginExample().server
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    return UrlLoginExample(state_keys=state_keys, **options).server
 
 
 async def sign_in(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from . import fake_weather
 
 # ELIC-14: a form never asks for a secret. A *login name* is fine; a password or an API key
@@ -87,7 +87,14 @@ def register(server: McpServer) -> None:
     )(get_weather)
 
 
-def build_server() -> McpServer:
-    server = McpServer("weather-example", instructions="Ask for the weather in any city.")
+def build_server(state_keys: KeyRing | None = None, **options: Any) -> McpServer:
+    """``state_keys`` seal its requestState: a fresh key for this process unless given
+    (``serve`` passes the fleet's); ``options`` go to ``McpServer`` (codec, ledger, ...)."""
+    server = McpServer(
+        "weather-example",
+        instructions="Ask for the weather in any city.",
+        state_keys=state_keys or KeyRing.generate(),
+        **options,
+    )
     register(server)
     return server

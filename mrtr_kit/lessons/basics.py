@@ -25,7 +25,7 @@ from ..forms import FormSpec, SchemaOutsideSubset
 from ..jupyter.trace_view import result_text, wire_json
 from ..protocol import constants as c
 from ..protocol.errors import McpError
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.http import bind_tcp, uvicorn_config
 from .checkpoints import Checkpoint
 
@@ -189,7 +189,7 @@ async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
     """Exercise 1: ``make_retry(first_request, result, answers, new_id)`` builds the retry."""
 
     async def checks() -> str:
-        server = McpServer("lesson-01-checkpoint")
+        server = McpServer("lesson-01-checkpoint", state_keys=KeyRing.generate())
         weather.register(server)
         booking.register(server)
         first = {
@@ -250,7 +250,7 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
             raised.append(exc)
             return "(the handler raised)"
 
-    server = McpServer("lesson-01-checkpoint")
+    server = McpServer("lesson-01-checkpoint", state_keys=KeyRing.generate())
     server.tool("favourite_colour", description="Asks for your favourite colour.")(handler)
 
     async def call(input_responses: dict[str, Any] | None = None) -> dict[str, Any]:

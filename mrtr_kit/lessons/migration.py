@@ -37,7 +37,7 @@ from ..legacy import (
 from ..protocol.elicitation import validate_content
 from ..protocol.errors import McpError
 from ..protocol.models import ElicitRequest, ElicitRequestFormParams, ElicitResult
-from ..server import McpServer, RequestContext
+from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import elicit_form
 from ..server.http import create_app
 from .checkpoints import Checkpoint
@@ -495,7 +495,7 @@ class _LearnerCode:
 
 
 def _app(name: str, code: _LearnerCode, schema: dict[str, Any]) -> Any:
-    server = McpServer("lesson-03-checkpoint")
+    server = McpServer("lesson-03-checkpoint", state_keys=KeyRing.generate())
     server.tool(name, description="The learner's port.", input_schema=schema)(code)
     return create_app(server)
 

@@ -413,7 +413,7 @@ async def lose_the_final_response(design: str) -> LostResponse:
     ``"idempotent"`` (a nonce in the state; the repeat gets the same booking)."""
     if design not in ("single use", "idempotent"):
         raise ValueError("design is 'single use' or 'idempotent'")
-    server = McpServer("booking", state_codec="hmac", ledger=MemoryLedger())
+    server = McpServer("booking", state_keys=KeyRing.generate(), ledger=MemoryLedger())
     book = booking.register(server, idempotent=design == "idempotent")
     caller = RawCaller.for_app(create_app(server))
     try:

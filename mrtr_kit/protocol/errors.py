@@ -1,13 +1,15 @@
 """JSON-RPC error codes of 2026-07-28 and the one exception type that carries them (§2.6).
 
 An ``McpError`` raised anywhere in the server core becomes one JSON-RPC error response. It also
-carries the HTTP status the Streamable HTTP binding prescribes for that failure, because the
-spec ties the status to the *reason* (missing ``_meta`` key -> 400, unknown tool -> 200), which
-only the code that detects the failure knows.
+carries a ``Reason``: why the request failed, in protocol terms. The Streamable HTTP binding
+ties its status to the reason, not to the code alone (-32602 for a missing ``_meta`` key is
+400, for an unknown tool 200), and only the code that detects a failure knows its reason; the
+table reason -> HTTP status is the HTTP adapter's (``server.http.HTTP_STATUS``).
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -24,17 +26,48 @@ LEGACY_RESOURCE_NOT_FOUND = -32002
 LEGACY_URL_ELICITATION_REQUIRED = -32042
 
 
+class Reason(Enum):
+    """Why a request failed (§2.6), one member per row of the error table."""
+
+    PARSE_ERROR = "parse error"  # -32700: the body is not JSON
+    INVALID_REQUEST = "invalid request"  # -32600: not a JSON-RPC request
+    METHOD_NOT_FOUND = "method not found"  # -32601 (HTTP-17)
+    # -32602 for the envelope: params not an object or not JSON (MRTR-E2), _meta missing or
+    # malformed (CORE-11); the arguments are another reason, INVALID_PARAMS.
+    MALFORMED_PARAMS = "malformed params"
+    INVALID_PARAMS = "invalid params"  # -32602: unknown tool, bad arguments, bad requestState
+    HEADER_MISMATCH = "header mismatch"  # -32020 (HTTP-7, HTTP-14, HTTP-15)
+    MISSING_CAPABILITY = "missing client capability"  # -32021 (CAP-2)
+    UNSUPPORTED_VERSION = "unsupported protocol version"  # -32022 (VER-1)
+    INTERNAL_ERROR = "internal error"  # -32603: the server's fault
+    APPLICATION = "application error"  # any other code a handler raises
+
+
+# A bare ``McpError(code, ...)`` (a handler's own) gets the reason of its code; the one code
+# with two reasons, -32602, defaults to the handler-level one.
+_REASON_OF_CODE = {
+    PARSE_ERROR: Reason.PARSE_ERROR,
+    INVALID_REQUEST: Reason.INVALID_REQUEST,
+    METHOD_NOT_FOUND: Reason.METHOD_NOT_FOUND,
+    INVALID_PARAMS: Reason.INVALID_PARAMS,
+    INTERNAL_ERROR: Reason.INTERNAL_ERROR,
+    HEADER_MISMATCH: Reason.HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: Reason.MISSING_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION: Reason.UNSUPPORTED_VERSION,
+}
+
+
 class McpError(Exception):
-    """A JSON-RPC error: ``code``, ``message``, optional ``data``, plus the HTTP status hint."""
+    """A JSON-RPC error: ``code``, ``message``, optional ``data``, and why (``reason``)."""
 
     def __init__(
-        self, code: int, message: str, data: Any = None, *, http_status: int = 200
+        self, code: int, message: str, data: Any = None, *, reason: Reason | None = None
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
-        self.http_status = http_status
+        self.reason = reason or _REASON_OF_CODE.get(code, Reason.APPLICATION)
 
     def to_error_object(self) -> dict[str, Any]:
         err: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -47,30 +80,29 @@ class McpError(Exception):
 
 
 def parse_error(detail: str) -> McpError:
-    return McpError(PARSE_ERROR, f"Parse error: {detail}", http_status=400)
+    return McpError(PARSE_ERROR, f"Parse error: {detail}")
 
 
 def invalid_request(detail: str) -> McpError:
-    return McpError(INVALID_REQUEST, f"Invalid Request: {detail}", http_status=400)
+    return McpError(INVALID_REQUEST, f"Invalid Request: {detail}")
 
 
 def method_not_found(method: str, data: Any = None) -> McpError:
-    # HTTP-17: 404 is a MUST; the JSON-RPC body tells it apart from a legacy server's bare 404.
-    return McpError(METHOD_NOT_FOUND, f"Method not found: {method}", data, http_status=404)
+    return McpError(METHOD_NOT_FOUND, f"Method not found: {method}", data)
 
 
-def invalid_params(message: str, data: Any = None, *, http_status: int = 200) -> McpError:
-    return McpError(INVALID_PARAMS, message, data, http_status=http_status)
+def invalid_params(message: str, data: Any = None) -> McpError:
+    return McpError(INVALID_PARAMS, message, data)
 
 
-def missing_meta(detail: str) -> McpError:
-    # CORE-11 / HTTP-18: a missing required _meta key is -32602 with HTTP 400.
-    return McpError(INVALID_PARAMS, f"Invalid params: {detail}", http_status=400)
+def malformed_params(detail: str) -> McpError:
+    # CORE-11 / HTTP-18 / MRTR-E2: the request's envelope, not its arguments, is wrong.
+    return McpError(INVALID_PARAMS, f"Invalid params: {detail}", reason=Reason.MALFORMED_PARAMS)
 
 
 def header_mismatch(message: str) -> McpError:
     # ERR-1: -32020 has no defined data.
-    return McpError(HEADER_MISMATCH, message, http_status=400)
+    return McpError(HEADER_MISMATCH, message)
 
 
 def missing_capability(required: dict[str, Any], message: str | None = None) -> McpError:
@@ -80,7 +112,6 @@ def missing_capability(required: dict[str, Any], message: str | None = None) -> 
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         message or f"This request needs client capability {names}, not declared in this request",
         {"requiredCapabilities": required},
-        http_status=400,
     )
 
 
@@ -90,7 +121,6 @@ def unsupported_version(supported: list[str], requested: str) -> McpError:
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         {"supported": list(supported), "requested": requested},
-        http_status=400,
     )
 
 

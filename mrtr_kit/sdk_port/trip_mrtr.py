@@ -49,7 +49,8 @@ def accepted(answer: Any, model: type[BaseModel]) -> Any:
 def security_from_env() -> RequestStateSecurity:
     """The kit's key ring (``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``; a random key if
     neither is set) as the SDK's: the first key seals, every key opens."""
-    return RequestStateSecurity(keys=[key.secret for key in KeyRing.from_env()])
+    keys = KeyRing.from_env() or KeyRing.generate()
+    return RequestStateSecurity(keys=[key.secret for key in keys])
 
 
 def build_server(desk: HotelDesk | None = None) -> MCPServer:

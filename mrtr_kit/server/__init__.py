@@ -3,5 +3,6 @@ Streamable HTTP adapter (``http``)."""
 
 from .context import InputRequired, RequestContext
 from .core import McpServer, Reply
+from .keyring import KeyRing
 
-__all__ = ["InputRequired", "McpServer", "Reply", "RequestContext"]
+__all__ = ["InputRequired", "KeyRing", "McpServer", "Reply", "RequestContext"]

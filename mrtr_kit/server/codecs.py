@@ -144,7 +144,10 @@ def split_token(token: Any, fmt: str, fields: int) -> list[str]:
 class StateCodec(Protocol):
     """Turns a claims dict into a token string and back; raises ``InvalidState`` on failure."""
 
-    format: str  # the token's first field, e.g. "hmac1"
+    @property
+    def format(self) -> str:
+        """The token's first field, e.g. ``"hmac1"``."""
+        ...
 
     def seal(self, claims: Mapping[str, Any]) -> str: ...
 

@@ -1,5 +1,30 @@
-"""The sans-IO MRTR server core: a registry of tools, prompts and resources, and one function
-that turns a decoded JSON-RPC message (plus who is asking) into the response.
+"""The sans-IO MRTR server core: a registry of tools, prompts and resources, and one function,
+``McpServer.handle``, that turns a decoded JSON-RPC message (plus who is asking and, over HTTP,
+the request headers) into the response.
+
+The pipeline: every request takes these steps, in this order, in ``handle`` and nowhere else.
+An adapter does only what precedes them (the HTTP one: Host/Origin, POST, auth, body limits,
+JSON decoding; see ``http.py``). The first failing step answers; each error carries its
+``Reason``, which the HTTP adapter maps to a status (``http.HTTP_STATUS``).
+
+1. JSON-RPC shape; params an object of JSON values     -32600 / -32602   CORE-1..6, MRTR-E2
+   (``parse_message``)
+2. a notification: accepted, nothing to answer         (HTTP 202)        CORE-5, HTTP-5
+3. a 2025-11-25 ``initialize`` (its version in params)  -32022            VER-1, VER-5
+   (``_legacy_initialize_version``)
+4. over HTTP only: the standard headers are present    -32020            HTTP-15
+   (``protocol.headers.check_present``)
+5. params._meta with protocolVersion and capabilities  -32602            CORE-10, CORE-11
+   (``check_request_meta``)
+6. over HTTP only: header values equal body values     -32020            HTTP-7/10/14
+   (``protocol.headers.check_matches_body``)
+7. protocol version supported                          -32022            VER-1, HTTP-16
+8. method known and its capability served              -32601            CORE-11, HTTP-17, VER-5
+   (``_dispatch``)
+9. the method itself; handler failures                 -32602 / -32603   KIT-HTTP-B
+
+``headers=None`` means "not over HTTP": steps 4 and 6 are skipped, so ``handle(dict)`` works
+in a notebook or a test.
 
 Every MRTR rule lives here, once:
 
@@ -20,10 +45,14 @@ Every MRTR rule lives here, once:
   (MRTR-S4/S5, SEC-2; the single error is a kit convention, KIT) - ``_mrtr_inputs``
 * resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3, CACHE-5,
   CACHE-6) - ``_stamp``
-* x-mcp-header annotations the HTTP adapter can enforce (HTTP-13, HTTP-14) - ``_header_params``
-* _meta presence, version negotiation, unknown and removed methods (CORE-11, VER-1, HTTP-17)
+* x-mcp-header annotations the server can check (HTTP-13, HTTP-14) - ``tool``
 
-No sockets, no event loop of its own: adapters (``http.py``) call ``handle`` or its steps.
+Construction is explicit: the requestState keys (or a codec holding them), the ledger, the
+clock and the token-id source are arguments. Nothing here reads the environment or makes up
+a key: ``python -m mrtr_kit serve`` reads ``MRTR_KIT_STATE_KEYS`` (``KeyRing.from_env``), a
+notebook says ``state_keys=KeyRing.generate()``.
+
+No sockets, no event loop of its own: adapters (``http.py``) call ``handle``.
 """
 
 from __future__ import annotations
@@ -32,7 +61,7 @@ import base64
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +70,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from .. import __version__
 from ..protocol import constants as c
 from ..protocol import errors
+from ..protocol import headers as hdr
 from ..protocol.aio import maybe_await
 from ..protocol.elicitation import SchemaOutsideSubset, check_requested_schema
-from ..protocol.errors import McpError
+from ..protocol.errors import McpError, Reason
 from ..protocol.jsonvalues import has_lone_surrogate, json_problem
 from ..protocol.models import (
     BlobResourceContents,
@@ -75,9 +105,9 @@ from ..protocol.models import (
     TextContent,
     TextResourceContents,
     Tool,
+    WireModel,
     to_wire,
 )
-from ..protocol.param_headers import InvalidHeaderAnnotation, annotated_properties
 from .arguments import ArgumentsSchema
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
@@ -89,6 +119,7 @@ from .state import (
     StateChecks,
     StateIssuer,
     invalid_state_error,
+    new_token_id,
     request_digest,
 )
 
@@ -97,7 +128,8 @@ state_log = logging.getLogger("mrtr_kit.state")
 
 Handler = Callable[[RequestContext], Any]
 CACHE_SCOPES = ("public", "private")
-_INPUT_REQUEST: TypeAdapter[Any] = TypeAdapter(InputRequest)
+COMPLETION_MAX_VALUES = 100  # CompleteResult.completion.values: maxItems 100
+_INPUT_REQUEST: TypeAdapter[InputRequestModel] = TypeAdapter(InputRequest)
 
 
 class HandlerBug(RuntimeError):
@@ -107,17 +139,18 @@ class HandlerBug(RuntimeError):
 
 @dataclass
 class Reply:
-    """The core's answer: the JSON-RPC response (None for a notification) and the HTTP status
-    the Streamable HTTP binding prescribes for it (§2.6)."""
+    """The core's answer: the JSON-RPC response, or None for a notification (accepted, nothing
+    to answer); for an error response, why the request failed (§2.6), from which the HTTP
+    adapter takes its status."""
 
     body: dict[str, Any] | None
-    http_status: int = 200
+    reason: Reason | None = None
 
 
 @dataclass
 class _Entry:
     handler: Handler
-    descriptor: BaseModel
+    descriptor: WireModel
     ttl_ms: int = 0
     cache_scope: str = "private"
     header_params: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -135,29 +168,6 @@ def _template_regex(template: str) -> re.Pattern[str]:
         pos = m.end()
     out.append(re.escape(template[pos:]))
     return re.compile("^" + "".join(out) + "$")
-
-
-def _header_params(schema: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """x-mcp-header annotations: header name -> (argument, type), for the HTTP adapter.
-
-    Refused at registration: what every client must drop from tools/list (HTTP-13, the rules
-    the client applies too), and annotations on nested properties. Those are valid, but the
-    adapter compares ``Mcp-Param-*`` headers with top-level arguments only, and an annotation
-    the server does not check breaks HTTP-14; a server need not use x-mcp-header at all.
-    """
-    try:
-        annotated = annotated_properties(schema)
-    except InvalidHeaderAnnotation as exc:
-        raise ValueError(f"invalid x-mcp-header (clients drop this tool, HTTP-13): {exc}") from None
-    found: dict[str, tuple[str, str]] = {}
-    for path, (header, kind) in annotated.items():
-        if len(path) > 1:
-            raise ValueError(
-                f"x-mcp-header on nested property {'.'.join(path)!r}: this kit's server checks "
-                "Mcp-Param-* headers against top-level arguments only (HTTP-14)"
-            )
-        found[header] = (path[0], kind)
-    return found
 
 
 def _check_cache_hints(ttl_ms: Any, cache_scope: Any) -> None:
@@ -183,36 +193,39 @@ class McpServer:
         version: str = __version__,
         *,
         instructions: str | None = None,
-        state_key: bytes | None = None,
         state_keys: KeyRing | None = None,
+        state_key: bytes | None = None,
         state_codec: StateCodec | str = "hmac",
         state_checks: StateChecks | None = None,
         state_ttl_s: int | None = None,
+        ledger: Ledger | None = None,
         now: Callable[[], float] | None = None,
+        token_ids: Callable[[], str] = new_token_id,
         supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
         list_ttl_ms: int = 60_000,
-        ledger: Ledger | None = None,
     ) -> None:
-        """``state_codec`` is ``"hmac"`` (default), ``"aead"``, ``"plain"`` (unsafe, lessons
-        only) or a codec object. Keys: ``state_keys``, else ``state_key`` (one secret), else
-        ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, else a random per-process key.
+        """Where requestState protection comes from, explicitly:
+
+        * ``state_codec``: ``"hmac"`` (default) or ``"aead"`` over ``state_keys`` (a
+          ``KeyRing``: ``KeyRing.generate()`` for one process, ``KeyRing.from_env()`` for a
+          fleet) or ``state_key`` (one secret of 32+ bytes); ``"plain"`` (unsafe, lessons
+          only, no keys); or a codec object, which holds its own keys;
+        * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
+        * ``now``: the clock (epoch seconds; ``time.time`` by default); ``token_ids``: each
+          state's ``jti`` (16 random base64url characters by default, ``state.new_token_id``).
         """
         _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
         self.info = Implementation(name=name, version=version)
         self.instructions = instructions
         self.supported_versions = supported_versions
         self.list_ttl_ms = list_ttl_ms
-        if isinstance(state_codec, str):
-            keys = state_keys or (KeyRing.single(state_key) if state_key else KeyRing.from_env())
-            state_codec = make_codec(state_codec, keys)
-        elif state_key is not None or state_keys is not None:
-            raise ValueError("a codec object holds its own keys: pass state_key(s) or a codec")
         clock = now or time.time
         self.states = StateIssuer(
-            state_codec,
+            _codec(state_codec, state_keys, state_key),
             audience=name,  # a state from another server is rejected even under a shared key
             checks=state_checks,
             now=clock,
+            token_ids=token_ids,
             **({"ttl_s": state_ttl_s} if state_ttl_s is not None else {}),
         )
         self.ledger: Ledger = ledger or MemoryLedger(now=clock)
@@ -244,8 +257,10 @@ class McpServer:
                     "annotations": annotations,
                 }
             )
+            # HTTP-13 / HTTP-14: refuse what clients would drop or the server could not check.
+            params = hdr.checked_param_headers(schema)
             self._tools[tool.name] = _Entry(
-                fn, tool, header_params=_header_params(schema), arguments=arguments_schema
+                fn, tool, header_params=params, arguments=arguments_schema
             )
             return fn
 
@@ -341,40 +356,51 @@ class McpServer:
     # -- the pipeline -----------------------------------------------------------------------
 
     async def handle(
-        self, message: Any, *, principal: str | None = None, emit: Emit | None = None
-    ) -> Reply:
-        """One decoded JSON message in, one reply out. Never raises for bad input."""
-        request_id = message.get("id") if isinstance(message, dict) else None
-        try:
-            parsed = parse_message(message)
-            if isinstance(parsed, JSONRPCNotification):
-                return Reply(None, 202)  # HTTP-5: accepted, nothing to answer (CORE-5)
-            meta = check_request_meta(parsed)
-            return await self.handle_request(parsed, meta, principal=principal, emit=emit)
-        except McpError as exc:
-            return error_reply(request_id, exc)
-
-    async def handle_request(
         self,
-        request: JSONRPCRequest,
-        meta: RequestMeta,
+        message: Any,
         *,
         principal: str | None = None,
+        headers: Mapping[str, str] | None = None,
         emit: Emit | None = None,
     ) -> Reply:
-        """Version check, method lookup, dispatch (for adapters that ran the earlier steps)."""
+        """One decoded JSON message in, one reply out: the pipeline of the module docstring,
+        steps 1-9. Never raises for bad input.
+
+        ``principal`` is who the credential says is asking (SEC-9; requestState is bound to
+        it, MRTR-S5a). ``headers`` are the HTTP request's, or None when the message did not
+        come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
+        """
+        request_id = message.get("id") if isinstance(message, dict) else None
         try:
-            if meta.protocol_version not in self.supported_versions:
+            request = parse_message(message)  # 1
+            if isinstance(request, JSONRPCNotification):
+                return Reply(None)  # 2: CORE-5, HTTP-5
+            legacy_version = _legacy_initialize_version(request)  # 3
+            if legacy_version is not None:
+                raise errors.unsupported_version(list(self.supported_versions), legacy_version)
+            received = None if headers is None else hdr.received(headers)
+            if received is not None:
+                hdr.check_present(received, request.method)  # 4
+            meta = check_request_meta(request)  # 5
+            if received is not None:
+                hdr.check_matches_body(  # 6
+                    received,
+                    request.method,
+                    request.params,
+                    meta.protocol_version,
+                    self.tool_header_params,
+                )
+            if meta.protocol_version not in self.supported_versions:  # 7
                 raise errors.unsupported_version(
                     list(self.supported_versions), meta.protocol_version
                 )
-            result = await self._dispatch(request, meta, principal, emit)
+            result = await self._dispatch(request, meta, principal, emit)  # 8, 9
             return Reply({"jsonrpc": "2.0", "id": request.id, "result": result})
         except McpError as exc:
-            return error_reply(request.id, exc)
+            return error_reply(request_id, exc)
         except Exception:
-            log.exception("handler for %s failed", request.method)
-            return error_reply(request.id, errors.internal_error())
+            log.exception("request %r failed", request_id)
+            return error_reply(request_id, errors.internal_error())
 
     async def _dispatch(
         self,
@@ -430,12 +456,16 @@ class McpServer:
 
     def _complete(self, req: JSONRPCRequest) -> dict[str, Any]:
         params = _parse(CompleteRequestParams, req.params)
-        values: list[str] = []
+        matches: list[str] = []
         ref = params.ref
         if isinstance(ref, PromptReference) and ref.name in self._prompts:
             options = self._prompts[ref.name].completions.get(params.argument.name, [])
-            values = [v for v in options if v.startswith(params.argument.value)][:100]
-        return {"completion": {"values": values, "total": len(values), "hasMore": False}}
+            matches = [v for v in options if v.startswith(params.argument.value)]
+        # values holds at most 100 (schema maxItems); total counts every match and hasMore
+        # says some were left out.
+        values = matches[:COMPLETION_MAX_VALUES]
+        more = len(matches) > len(values)
+        return {"completion": {"values": values, "total": len(matches), "hasMore": more}}
 
     # -- tools/call, prompts/get, resources/read: the MRTR methods ---------------------------
 
@@ -590,7 +620,7 @@ class McpServer:
         return result
 
 
-# -- steps an adapter may call one by one ------------------------------------------------------
+# -- steps of the pipeline --------------------------------------------------------------------
 
 
 def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
@@ -609,7 +639,7 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
     if not isinstance(message["method"], str) or has_lone_surrogate(message["method"]):
         raise errors.invalid_request('"method" must be a string of UTF-8 text')
     if "params" in message and not isinstance(message["params"], dict):
-        raise errors.missing_meta("params must be an object holding _meta")
+        raise errors.malformed_params("params must be an object holding _meta")
     if "id" not in message:
         return JSONRPCNotification.model_validate(message)
     rid = message["id"]
@@ -622,22 +652,40 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
     # anything digests, validates or echoes them.
     problem = json_problem(message.get("params", {}))
     if problem is not None:
-        raise errors.invalid_params(f"Invalid params: {problem}", http_status=400)
+        raise errors.malformed_params(problem)
     return JSONRPCRequest.model_validate(message)
+
+
+def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
+    """The version a 2025-11-25 ``initialize`` asks for, or None for any other request.
+
+    A legacy client puts its version in ``params.protocolVersion`` and sends no MCP headers
+    and no ``_meta`` version. Its request names a version this server does not speak, so it
+    gets that answer (VER-1), which lists the supported versions (VER-5), instead of -32020
+    for headers it could not know about. Sent the 2026-07-28 way, ``initialize`` reaches
+    ``_dispatch`` and gets its -32601 (HTTP-17).
+    """
+    if request.method != "initialize":
+        return None
+    meta = request.params.get("_meta")
+    if isinstance(meta, dict) and c.META_PROTOCOL_VERSION in meta:
+        return None
+    version = request.params.get("protocolVersion")
+    return version if isinstance(version, str) else None
 
 
 def check_request_meta(request: JSONRPCRequest) -> RequestMeta:
     """CORE-10/11: ``_meta`` with protocolVersion and clientCapabilities, else -32602 / 400."""
     meta = request.params.get("_meta")
     if not isinstance(meta, dict):
-        raise errors.missing_meta("params._meta is required")
+        raise errors.malformed_params("params._meta is required")
     for key in (c.META_PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES):
         if key not in meta:
-            raise errors.missing_meta(f"params._meta is missing {key!r}")
+            raise errors.malformed_params(f"params._meta is missing {key!r}")
     try:
         return RequestMeta.model_validate(meta)
     except ValidationError as exc:
-        raise errors.missing_meta(f"params._meta.{_pydantic_problem(exc)}") from None
+        raise errors.malformed_params(f"params._meta.{_pydantic_problem(exc)}") from None
 
 
 def error_reply(request_id: Any, exc: McpError) -> Reply:
@@ -647,10 +695,29 @@ def error_reply(request_id: Any, exc: McpError) -> Reply:
     if readable:
         body["id"] = request_id  # omitted only when the id was unreadable (§2.1)
     body["error"] = exc.to_error_object()
-    return Reply(body, exc.http_status)
+    return Reply(body, exc.reason)
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _codec(kind: StateCodec | str, keys: KeyRing | None, secret: bytes | None) -> StateCodec:
+    """The requestState codec ``McpServer`` was given, or builds from the keys it was given."""
+    if not isinstance(kind, str):
+        if keys is not None or secret is not None:
+            raise ValueError("a codec object holds its own keys: pass state_key(s) or a codec")
+        return kind
+    if keys is not None and secret is not None:
+        raise ValueError("pass state_keys or state_key, not both")
+    if secret is not None:
+        keys = KeyRing.single(secret)
+    if keys is None and kind != "plain":
+        # Never a silent random key: a server's states must open wherever they should.
+        raise ValueError(
+            f"the {kind!r} requestState codec needs keys: state_keys=KeyRing.generate() for "
+            "one process, KeyRing.from_env() for a fleet, or state_key=<32+ secret bytes>"
+        )
+    return make_codec(kind, keys)
 
 
 def _parse(model: type[Any], params: dict[str, Any]) -> Any:
@@ -736,7 +803,7 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
     if method == "tools/call":
         blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
-        return CallToolResult(content=content).to_wire()
+        return CallToolResult.model_validate({"content": content}).to_wire()
     if method == "prompts/get":
         if isinstance(outcome, str):
             outcome = [PromptMessage(role="user", content=TextContent(text=outcome))]
@@ -744,9 +811,9 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
     # A resource handler's plain str or bytes takes the uri and mimeType it was registered with.
     if isinstance(outcome, bytes):
         blob = base64.b64encode(outcome).decode()
-        contents = BlobResourceContents(uri=target, blob=blob, mime_type=mime_type)
-        return ReadResourceResult(contents=[contents]).to_wire()
+        binary = BlobResourceContents(uri=target, blob=blob, mime_type=mime_type)
+        return ReadResourceResult(contents=[binary]).to_wire()
     if isinstance(outcome, str):
-        contents = TextResourceContents(uri=target, text=outcome, mime_type=mime_type)
-        return ReadResourceResult(contents=[contents]).to_wire()
+        text = TextResourceContents(uri=target, text=outcome, mime_type=mime_type)
+        return ReadResourceResult(contents=[text]).to_wire()
     return ReadResourceResult(contents=list(outcome)).to_wire()

@@ -1,6 +1,6 @@
 """Streamable HTTP adapter (2026-07-28): a thin Starlette app around the sans-IO core.
 
-The pipeline for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
+What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
 
 1. Host and Origin, parsed strictly, in an ASGI middleware
    around the whole app, so before any routing or redirect -> 403           (HTTP-27, HTTP-29)
@@ -12,13 +12,10 @@ The pipeline for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order
    the body not complete within ``body_timeout_s``        -> 408 -32600, connection closed
 4. decode: UTF-8, depth, digits, NaN, surrogates, dup keys -> 400 -32700    (CORE-1,
    (``protocol.wire_json.decode_body``)                                      DESIGN §6)
-5. JSON-RPC shape                                         -> 400 -32600
-6. a notification                                         -> 202, empty    (HTTP-5)
-7. a 2025-11-25 ``initialize`` (its version in params)    -> 400 -32022    (VER-1, VER-5)
-8. standard headers present                               -> 400 -32020    (HTTP-15)
-9. required _meta keys                                    -> 400 -32602    (CORE-11)
-10. header values equal body values                       -> 400 -32020    (HTTP-7/10/14)
-11. core: version, method, dispatch                       -> -32022/400, -32601/404, ...
+5. one call: ``McpServer.handle(message, principal=..., headers=...)`` runs every protocol
+   step, header checks included, in the order its module docstring lists (``core.py``)
+6. the reply as JSON, or as SSE (below); its status from ``HTTP_STATUS``, the one table
+   from an error's reason to its HTTP status (§2.6, HTTP-5, HTTP-15..18, KIT-HTTP-B)
 
 A response is one JSON body, unless the handler sends notifications (progress, log) before
 its answer: then the response is an SSE stream scoped to this request, ending with the answer
@@ -38,7 +35,7 @@ import asyncio
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 import uvicorn
@@ -52,12 +49,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol import errors
-from ..protocol.errors import McpError
-from ..protocol.models import JSONRPCNotification, JSONRPCRequest
+from ..protocol.errors import McpError, Reason
 from ..protocol.wire_json import Unencodable, decode_body, encode_message
-from . import headers as hdr
+from . import hosts
 from .auth import Unauthenticated
-from .core import McpServer, Reply, check_request_meta, error_reply, parse_message
+from .core import McpServer, Reply, error_reply
 
 log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
@@ -89,6 +85,41 @@ _ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # digits only; 18 of them cannot overflow
 _INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
 
+# The HTTP status of an error response, by the reason the request failed (§2.6). MUSTs:
+# -32601 is 404 (HTTP-17), -32602 for a missing _meta key 400 (HTTP-18), -32020/-32021/-32022
+# 400 (HTTP-14..16, HTTP-18). KIT: 400 for -32700 and -32600 (the spec leaves them open), and
+# 200 for errors of the method itself (unknown tool, bad arguments, bad requestState,
+# internal), so a dual-era client does not take them for a legacy server (KIT-HTTP-B, VER-4).
+HTTP_STATUS: dict[Reason, int] = {
+    Reason.PARSE_ERROR: 400,
+    Reason.INVALID_REQUEST: 400,
+    Reason.METHOD_NOT_FOUND: 404,
+    Reason.MALFORMED_PARAMS: 400,
+    Reason.INVALID_PARAMS: 200,
+    Reason.HEADER_MISMATCH: 400,
+    Reason.MISSING_CAPABILITY: 400,
+    Reason.UNSUPPORTED_VERSION: 400,
+    Reason.INTERNAL_ERROR: 200,
+    Reason.APPLICATION: 200,
+}
+
+
+def http_status(reply: Reply) -> int:
+    """The status a reply of the core goes out with: 202 for an accepted notification (HTTP-5),
+    200 for a result, else ``HTTP_STATUS`` of the error's reason."""
+    if reply.body is None:
+        return 202
+    return 200 if reply.reason is None else HTTP_STATUS[reply.reason]
+
+
+class _BodyRefused(Exception):
+    """The body broke a limit of this adapter (not a protocol rule): its own status."""
+
+    def __init__(self, status: int, error: McpError) -> None:
+        super().__init__(error.message)
+        self.status = status
+        self.error = error
+
 
 def _forbidden_body() -> bytes:
     return encode_message({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden"}})
@@ -98,7 +129,7 @@ class HostOriginGuard:
     """ASGI middleware: the DNS-rebinding check (HTTP-27, HTTP-29) before anything else.
 
     It wraps the whole app, so no route, redirect or error page runs for a request whose
-    ``Host`` or ``Origin`` is not an allowed host (``headers.host_and_origin_problem``).
+    ``Host`` or ``Origin`` is not an allowed host (``hosts.host_and_origin_problem``).
     """
 
     def __init__(
@@ -113,7 +144,7 @@ class HostOriginGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            problem = hdr.host_and_origin_problem(scope["headers"], self.allowed_hosts)
+            problem = hosts.host_and_origin_problem(scope["headers"], self.allowed_hosts)
             if problem is not None:
                 log.warning("refused request: %s", problem)
                 if scope["type"] == "websocket":
@@ -130,28 +161,10 @@ class HostOriginGuard:
 def _allowed_host(entry: str) -> str:
     if entry == "*":
         return entry
-    host = hdr.parse_host(entry)
+    host = hosts.parse_host(entry)
     if host is None:
         raise ValueError(f"allowed_hosts entry {entry!r} is not a host name or address")
     return host
-
-
-def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
-    """The version a 2025-11-25 ``initialize`` asks for, or None for any other request.
-
-    A legacy client puts its version in ``params.protocolVersion`` and sends no MCP headers
-    and no ``_meta`` version. Its request names a version this server does not speak, so it
-    gets that answer (VER-1), which lists the supported versions (VER-5), instead of -32020
-    for headers it could not know about. Sent the 2026-07-28 way, ``initialize`` reaches the
-    core and gets its -32601 / 404 (HTTP-17).
-    """
-    if request.method != "initialize":
-        return None
-    meta = request.params.get("_meta")
-    if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta:
-        return None
-    version = request.params.get("protocolVersion")
-    return version if isinstance(version, str) else None
 
 
 class McpHttpEndpoint:
@@ -175,7 +188,7 @@ class McpHttpEndpoint:
     def _json(self, reply: Reply, extra: dict[str, str] | None = None) -> Response:
         headers = {**self.response_headers, **(extra or {})}
         if reply.body is None:
-            return Response(status_code=reply.http_status, headers=headers)
+            return Response(status_code=http_status(reply), headers=headers)
         content, status = self._encode(reply)
         return Response(content, status, headers, media_type="application/json")
 
@@ -183,18 +196,16 @@ class McpHttpEndpoint:
         """The reply as bytes; one that cannot be encoded is a server bug: -32603, HTTP 200."""
         assert reply.body is not None
         try:
-            return encode_message(reply.body), reply.http_status
+            return encode_message(reply.body), http_status(reply)
         except Unencodable as exc:
             request_id = reply.body.get("id")
             log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
             fallback = error_reply(request_id, errors.internal_error())
             try:
-                return encode_message(fallback.body), fallback.http_status
+                assert fallback.body is not None
+                return encode_message(fallback.body), http_status(fallback)
             except Unencodable:
                 return _INTERNAL_ERROR, 200
-
-    def _reject(self, exc: McpError, request_id: Any = None, **extra: str) -> Response:
-        return self._json(error_reply(request_id, exc), extra)
 
     def _unauthorized(self) -> Response:
         # One answer for a missing and a wrong token: the reason is only in the server log.
@@ -203,8 +214,9 @@ class McpHttpEndpoint:
         return Response(encode_message(body), 401, headers, media_type="application/json")
 
     async def _read_body(self, request: Request) -> bytes:
-        """The body, read chunk by chunk within the limits; McpError 413 / 408 / 400."""
-        too_large = McpError(-32600, "Request body too large", http_status=413)
+        """The body, read chunk by chunk within the limits; ``_BodyRefused`` 413 / 408, or
+        McpError -32600 for a malformed Content-Length."""
+        too_large = _BodyRefused(413, McpError(-32600, "Request body too large"))
         declared = request.headers.get("content-length")
         if declared is not None:
             if not _CONTENT_LENGTH.fullmatch(declared):
@@ -220,7 +232,7 @@ class McpHttpEndpoint:
                         raise too_large  # stop reading: the rest is never held
         except TimeoutError:
             message = f"Request body not received within {self.body_timeout_s:g} s"
-            raise McpError(-32600, message, http_status=408) from None
+            raise _BodyRefused(408, McpError(-32600, message)) from None
         return bytes(body)
 
     async def handle(self, request: Request) -> Response:
@@ -234,57 +246,38 @@ class McpHttpEndpoint:
             auth_log.warning("rejected request: %s", exc.reason)
             return self._unauthorized()
         try:
-            data = await self._read_body(request)  # 3
-        except McpError as exc:
+            message = decode_body(await self._read_body(request))  # 3, 4
+        except _BodyRefused as exc:
             # A body we gave up waiting for leaves the connection unusable: close it.
-            close = {"Connection": "close"} if exc.http_status == 408 else {}
-            return self._reject(exc, **close)
+            close = {"Connection": "close"} if exc.status == 408 else {}
+            content = encode_message({"jsonrpc": "2.0", "error": exc.error.to_error_object()})
+            headers = {**self.response_headers, **close}
+            return Response(content, exc.status, headers, media_type="application/json")
+        except McpError as exc:
+            return self._json(error_reply(None, exc))
         except ClientDisconnect:
             return Response(status_code=400)  # nobody is left to read it
-        request_id = None
-        try:
-            message = decode_body(data)  # 4
-            request_id = message.get("id") if isinstance(message, dict) else None
-            parsed = parse_message(message)  # 5
-            if isinstance(parsed, JSONRPCNotification):  # 6
-                return Response(status_code=202, headers=self.response_headers)
-            legacy_version = _legacy_initialize_version(parsed)  # 7
-            if legacy_version is not None:
-                supported = list(self.server.supported_versions)
-                raise errors.unsupported_version(supported, legacy_version)
-            hdr.check_present(request.headers, parsed.method)  # 8
-            meta = check_request_meta(parsed)  # 9
-            hdr.check_matches_body(  # 10
-                request.headers,
-                parsed.method,
-                parsed.params,
-                meta.protocol_version,
-                self.server.tool_header_params(str(parsed.params.get("name", "")))
-                if parsed.method == "tools/call"
-                else {},
-            )
-        except McpError as exc:
-            return self._reject(exc, request_id)
         wants_sse = "text/event-stream" in request.headers.get("accept", "")
-        return await self._respond(parsed, meta, principal, wants_sse)  # 11
+        return await self._respond(message, principal, request.headers, wants_sse)  # 5, 6
 
     async def _respond(
-        self, parsed: JSONRPCRequest, meta: Any, principal: str | None, sse: bool
+        self, message: Any, principal: str | None, headers: Mapping[str, str], sse: bool
     ) -> Response:
         """Run the core; JSON if it answers straight away, SSE if it streams notifications."""
         queue: asyncio.Queue[dict[str, Any] | Reply] = asyncio.Queue()
+        request_id = message.get("id") if isinstance(message, dict) else None
 
         async def emit(notification: dict[str, Any]) -> None:
             await queue.put(notification)
 
         async def run() -> None:
             try:
-                reply = await self.server.handle_request(
-                    parsed, meta, principal=principal, emit=emit if sse else None
+                reply = await self.server.handle(
+                    message, principal=principal, headers=headers, emit=emit if sse else None
                 )
-            except Exception:  # handle_request answers handler failures itself: a core bug
-                log.exception("request %r failed outside its handler", parsed.id)
-                reply = error_reply(parsed.id, errors.internal_error())
+            except Exception:  # handle answers every failure itself: this is a core bug
+                log.exception("request %r failed outside the core's pipeline", request_id)
+                reply = error_reply(request_id, errors.internal_error())
             await queue.put(reply)
 
         task = asyncio.create_task(run())
@@ -306,9 +299,9 @@ class McpHttpEndpoint:
                         # A handler emitted what JSON cannot carry: a server bug. End the
                         # stream with an error for this request instead of cutting it.
                         log.error(
-                            "a notification for request %r cannot be encoded (%s)", parsed.id, exc
+                            "a notification for request %r cannot be encoded (%s)", request_id, exc
                         )
-                        item = error_reply(parsed.id, errors.internal_error())
+                        item = error_reply(request_id, errors.internal_error())
                         break
                     yield b"data: " + data + b"\n\n"
                     item = await queue.get()

@@ -3,7 +3,8 @@
 A ``KeyRing`` is an ordered list of ``StateKey`` s. The **first** key seals every new state;
 **every** key opens one (the token names its key id, so the right one is found at once).
 Several instances that serve one fleet must hold the same ring: a retry may reach any of them
-(CORE-8, CORE-9: every request stands alone). Give it to every instance from configuration::
+(CORE-8, CORE-9: every request stands alone). Give it to every instance from configuration
+(``KeyRing.from_env``; ``python -m mrtr_kit serve`` reads it)::
 
     MRTR_KIT_STATE_KEYS="k2:<64 hex digits>,k1:<64 hex digits>"   # first one seals
     MRTR_KIT_STATE_KEY="<64 hex digits>"                           # one key, id "k0"
@@ -174,15 +175,16 @@ class KeyRing:
         return ",".join(k.to_spec() for k in self._keys)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> KeyRing:
-        """``MRTR_KIT_STATE_KEYS``, else ``MRTR_KIT_STATE_KEY``, else a random per-process key.
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> KeyRing | None:
+        """``MRTR_KIT_STATE_KEYS``, else ``MRTR_KIT_STATE_KEY``, else None (neither is set).
 
-        Every instance of a fleet must be given the same ring, or a retry that lands on
-        another instance is rejected.
+        The one place the kit reads its state keys from the environment. Every instance of a
+        fleet must be given the same ring, or a retry that lands on another instance is
+        rejected; a single process may say ``KeyRing.from_env() or KeyRing.generate()``.
         """
         env = os.environ if environ is None else environ
         if env.get(ENV_KEYS, "").strip():
             return cls.parse(env[ENV_KEYS])
         if env.get(ENV_KEY, "").strip():
             return cls.single(decode_secret(env[ENV_KEY]))
-        return cls.generate()
+        return None

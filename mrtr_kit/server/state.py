@@ -12,7 +12,7 @@ claim    holds                                                  rejects a state 
 ``iat``  issued at, epoch seconds                               issued in the future
 ``exp``  expiry, epoch seconds                                  too old (MRTR-S5b, SEC-4)
 ``req``  digest of method + tool/prompt/URI + arguments        replayed on another request (S5c)
-``jti``  a random token id                                      spent already (with a ledger, S5d)
+``jti``  a token id, random by default                          spent already (with a ledger, S5d)
 ======== ====================================================== ==========================
 
 plus ``asked`` (the input keys asked with this state, SEC-6) and ``data`` (the handler's own
@@ -38,7 +38,7 @@ from .codecs import InvalidState, StateCodec, b64url, canonical_json
 
 DEFAULT_TTL_S = 15 * 60  # SEC-4 (KIT): humans answer forms slowly
 CLOCK_SKEW_S = 30  # tolerated difference between instances' clocks
-_JTI = re.compile(r"^[A-Za-z0-9_-]{16}$")
+_JTI = re.compile(r"[A-Za-z0-9_-]{16}")  # matched whole (fullmatch)
 
 INVALID_STATE_MESSAGE = "Invalid requestState"
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
@@ -51,6 +51,7 @@ __all__ = [
     "StateChecks",
     "StateIssuer",
     "invalid_state_error",
+    "new_token_id",
     "request_digest",
 ]
 
@@ -58,6 +59,11 @@ __all__ = [
 def invalid_state_error() -> McpError:
     """The one answer for every requestState rejection (KIT): a forger learns nothing."""
     return invalid_params(INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
+
+
+def new_token_id() -> str:
+    """A fresh ``jti``: 12 random bytes, 16 base64url characters."""
+    return secrets.token_urlsafe(12)
 
 
 def request_digest(method: str, target: str, arguments: Any) -> str:
@@ -97,8 +103,9 @@ def _is_int(value: Any) -> bool:
 class StateIssuer:
     """Mints and verifies requestState claims on top of a codec (MRTR-S4, MRTR-S5a-c).
 
-    No I/O; the clock is injectable. ``codec`` may be swapped at run time, and so may a keyed
-    codec's ``keys`` (a rotation phase, see ``keyring.py``).
+    No I/O; the clock and the token-id source are arguments. ``codec`` may be swapped at run
+    time, and so may a keyed codec's ``keys`` (a rotation phase, see ``keyring.py``).
+    ``token_ids`` must give 16 base64url characters, unique per state (``new_token_id``).
     """
 
     def __init__(
@@ -110,6 +117,7 @@ class StateIssuer:
         skew_s: int = CLOCK_SKEW_S,
         checks: StateChecks | None = None,
         now: Callable[[], float] = time.time,
+        token_ids: Callable[[], str] = new_token_id,
     ) -> None:
         self.codec = codec
         self.audience = audience
@@ -117,9 +125,14 @@ class StateIssuer:
         self.skew_s = skew_s
         self.checks = checks or StateChecks()
         self.now = now
+        self.token_ids = token_ids
 
     def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any]) -> str:
         now = int(self.now())
+        jti = self.token_ids()
+        if _JTI.fullmatch(jti) is None:
+            # verify() would refuse the state: a broken source fails here, loudly.
+            raise ValueError(f"token id {jti!r} is not 16 base64url characters")
         claims = {
             "aud": self.audience,
             "sub": binding.principal,
@@ -127,7 +140,7 @@ class StateIssuer:
             "exp": now + self.ttl_s,
             "req": binding.digest,
             "asked": sorted(asked),
-            "jti": secrets.token_urlsafe(12),
+            "jti": jti,
             "data": data,
         }
         return self.codec.seal(claims)
@@ -164,7 +177,7 @@ def _check_structure(claims: dict[str, Any]) -> None:
         and _is_int(claims.get("exp"))
         and isinstance(claims.get("req"), str)
         and isinstance(claims.get("jti"), str)
-        and _JTI.match(claims["jti"]) is not None
+        and _JTI.fullmatch(claims["jti"]) is not None
         and isinstance(claims.get("asked"), list)
         and all(isinstance(k, str) for k in claims["asked"])
         and isinstance(claims.get("data"), dict)
