@@ -137,6 +137,31 @@ def test_each_lesson_has_its_instructor_notes(episode):
     assert text.startswith(f"# Teaching {episode['title']}\n")
     for part in ("## Live-code", "## Show", "## Where people get stuck", "## When you are late"):
         assert part in text, part
+    exercises = episode.get("exercises", [])
+    ex = f"{episode['exercise_minutes']} min" if exercises else "none"
+    figures = (
+        f"**Teaching**: {episode['teaching_minutes']} min · **Exercises**: {ex}",
+        f"**Learner alone**: {episode['read_minutes']} min",
+    )
+    for figure in figures:
+        assert figure in flat(text), figure
+    for x in exercises:
+        assert f"**{x['title']}** ({x['minutes']} min)" in flat(text), x
+
+
+def test_the_guides_table_of_lessons_has_the_episode_minutes():
+    text = (INSTRUCTORS / "README.md").read_text(encoding="utf-8")
+    for e in EPISODES:
+        [row] = [line for line in text.splitlines() if line.startswith(f"| {e['id']} · ")]
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        count = len(e.get("exercises", []))
+        ex = f"{e['exercise_minutes']} min ({count})" if count else "none"
+        assert cells[1:] == [
+            e["part"],
+            f"{e['teaching_minutes']} min",
+            ex,
+            f"{e['read_minutes']} min",
+        ]
 
 
 def clock(text: str) -> int:
