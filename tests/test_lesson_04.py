@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from mrtr_kit.fleet import FRONT_URL, RoundRobin
@@ -34,7 +36,7 @@ def _replace_function(source: str, name: str, new: str) -> str:
 MEMORY_PORT = _replace_function(
     SOLUTION_SOURCE,
     "book_table",
-    '''
+    """
 PEOPLE = {}  # date -> people: this process's memory, not requestState
 
 
@@ -55,14 +57,14 @@ def book_table(ctx: RequestContext):
     if not slot.accepted:
         return "No table booked."
     return f"Table for {people} on {date} at {slot.content['time']}."
-''',
+""",
 )
 
 # A half-port that asks for the size with the wrong capability: sampling, not a form.
 SAMPLING_PORT = _replace_function(
     SOLUTION_SOURCE,
     "order_pizza",
-    '''
+    """
 def order_pizza(ctx: RequestContext):
     from mrtr_kit.server.context import create_message
 
@@ -71,7 +73,7 @@ def order_pizza(ctx: RequestContext):
     if reply is None:
         return ctx.input_required({"size": create_message(f"What size of {pizza}?")})
     return f"One {reply.content.text} {pizza}, ready in 20 minutes."
-''',
+""",
 )
 
 # A half-port that forgets the people between rounds (no state at all): it never finishes.
@@ -192,28 +194,90 @@ def test_gate_takes_the_cell_that_defines_build_server(tmp_path, monkeypatch):
     assert report.target == "the cell that defines build_server()"
 
 
-def _cells() -> list[dict[str, object]]:
-    return json.loads(NOTEBOOK.read_text())["cells"]
+SOLUTION_SENTENCE = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+STUB_LINE = "# %load solutions/04_pizzeria.py"
+CHECKPOINT = "await capstone.gate(build_server)"
 
 
-def test_notebook_stub_is_the_scaffold():
-    """The exercise cell holds the unported scaffold under its ``# %load`` line, and the
-    solution file it loads is the one the gate passes."""
-    stubs = [
-        "".join(cell["source"])  # type: ignore[arg-type]
-        for cell in _cells()
-        if "exercise-stub" in cell.get("metadata", {}).get("tags", [])  # type: ignore[union-attr]
-    ]
-    assert len(stubs) == 1
-    first, _, rest = stubs[0].partition("\n")
-    assert first == "# %load solutions/04_pizzeria.py"
-    assert rest.strip() == capstone.SCAFFOLD.read_text().strip()
+@pytest.fixture(scope="module")
+def notebook():
+    return nbformat.read(NOTEBOOK, as_version=4)
 
 
-def test_notebook_calls_the_gate_in_its_own_cell():
-    sources = ["".join(cell["source"]) for cell in _cells() if cell["cell_type"] == "code"]  # type: ignore[arg-type]
-    gates = [s for s in sources if "capstone.gate(" in s]
-    assert gates and all(s.strip().startswith("await capstone.gate(") for s in gates)
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_diagram(notebook):
+    text = flat(notebook.cells[0].source)
+    for part in (
+        "What you will learn",
+        "What you need",
+        "**How long:** About 10 minutes to read and try, plus about 35 minutes for the "
+        "exercises. Teaching it: about 15 minutes",
+        "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
+        "(https://modelcontextprotocol.io/seps/2322-MRTR)",
+        "[docs/spec-map.md](../docs/spec-map.md); IDs tagged (KIT) are this kit's own",
+        "```mermaid",
+        "sequenceDiagram",
+    ):
+        assert part in text, part
+
+
+def test_notebook_closes_with_key_points_practice_and_the_cheatsheet(notebook):
+    last = notebook.cells[-1].source
+    parts = ["## Key points", "## In practice", "[docs/cheatsheet.md](../docs/cheatsheet.md)"]
+    assert [last.index(part) for part in parts] == sorted(last.index(part) for part in parts)
+
+
+def test_the_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
+    """The stub holds the unported scaffold under its ``# %load`` line; the hint ends with the
+    solution sentence; the checkpoint (the gate) is alone in the next cell."""
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(STUB_LINE)]
+    heading, stub, hint, checkpoint = cells[i - 1], cells[i], cells[i + 1], cells[i + 2]
+    assert re.match(r"### Exercise 1 · [^\n]+ \(\d+ min\)\n", heading.source)
+    assert "exercise-stub" in stub.metadata.get("tags", [])
+    assert stub.source.partition("\n")[2].strip() == capstone.SCAFFOLD.read_text().strip()
+    assert hint.source.startswith("<details><summary>Hint</summary>")
+    assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
+    assert checkpoint.cell_type == "code" and checkpoint.source == CHECKPOINT
+
+
+def test_notebook_is_stored_with_the_scaffold_failing_the_gate(notebook):
+    """The stored run: the unported server, every item ✘ (item 1 says why)."""
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+    [gate] = [c for c in code if c.source == CHECKPOINT]
+    text = gate.outputs[0]["data"]["text/plain"]
+    assert "✘ 1. a 2026-07-28 server: build_server() returns a LegacyServer" in text
+    assert text.endswith("✘ Not yet: 8 of 8 items checked fail.")
+
+
+@pytest.mark.slow
+def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, monkeypatch):
+    """Do what the solution sentence says, in a real kernel: the exercise cell as ``%load``
+    leaves it, then the gate, which starts the fleet from the cell's source."""
+    from nbclient import NotebookClient
+
+    for name in ("JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    run = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    [stub] = [c for c in run.cells if c.source.startswith(STUB_LINE)]
+    stub.source = f"{STUB_LINE}\n{capstone.SOLUTION.read_text()}"
+    NotebookClient(
+        run,
+        timeout=240,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    ).execute()
+    [gate] = [c for c in run.cells if c.source == CHECKPOINT]
+    text = gate.outputs[0]["data"]["text/plain"]
+    assert "✔ 7. the fleet: round 2 on another instance" in text, text
+    assert "✔ Passed: all" in text, text
 
 
 @pytest.mark.slow
@@ -234,3 +298,23 @@ def test_served_file_answers_like_in_process(tmp_path):
         assert asyncio.run(run()) == capstone.pizza_text("small")
     finally:
         fleet.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(capstone.suite_cli() is None, reason="the official suite is not installed")
+def test_official_suite_part_passes_the_solution():
+    """Item 8 runs the official suite's any-server scenarios (tools-list,
+    input-required-result-unsupported-methods) on a served solution."""
+    report = asyncio.run(capstone.gate(capstone.SOLUTION, fleet=False))
+    assert report.item(capstone.TITLES[7]).status == "pass", report
+    assert "no FAILURE, no WARNING" in report.item(capstone.TITLES[7]).why
+
+
+def test_official_suite_part_is_skipped_saying_so_without_the_suite(tmp_path):
+    """No suite installed: item 8 is skipped (–), never passed or failed, and says how to
+    install it."""
+    report = asyncio.run(capstone.gate(capstone.SOLUTION, fleet=False, suite_dir=tmp_path))
+    item = report.item(capstone.TITLES[7])
+    assert item.status == "skip" and "no suite in" in item.why and "npm install" in item.why
+    assert report.passed
+    assert repr(report).endswith("✔ Passed: all 6 items checked pass (2 skipped).")

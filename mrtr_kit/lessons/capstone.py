@@ -407,7 +407,9 @@ async def _check_no_forms(app: Any) -> str:
                 result = await no_forms.call_tool(name, arguments)
             except McpRemoteError as exc:
                 if exc.code != -32021:
-                    raise _Fail(f"{name}: a client without forms got {exc.code}, not -32021")
+                    raise _Fail(
+                        f"{name}: a client without forms got {exc.code}, not -32021"
+                    ) from None
                 continue
         raise _Fail(f"{name}: a client without forms got {_text(result)!r}, not -32021")
     return "both tools answer -32021 with requiredCapabilities."
@@ -417,7 +419,9 @@ async def _round_two(raw: _Raw) -> dict[str, Any]:
     """book_table's round 2 (people answered): the input_required that asks for the time."""
     first = (await raw.call("book_table", TABLE)).get("result") or {}
     key = next(iter(first.get("inputRequests") or {}), "people")
-    extra: dict[str, Any] = {"inputResponses": {key: {"action": "accept", "content": {"people": 4}}}}
+    extra: dict[str, Any] = {
+        "inputResponses": {key: {"action": "accept", "content": {"people": 4}}}
+    }
     if first.get("requestState"):
         extra["requestState"] = first["requestState"]
     second: dict[str, Any] = (await raw.call("book_table", TABLE, **extra)).get("result") or {}
@@ -440,7 +444,9 @@ async def _check_mrtr(app: Any) -> str:
             "order_pizza", PIZZA, inputResponses={key: answer, "unexpected_key": junk}
         )
         if _text(extra.get("result") or {}) != pizza_text("small"):
-            raise _Fail(f"an unknown answer next to the right one was not ignored (MRTR-E3): {extra}")
+            raise _Fail(
+                f"an unknown answer next to the right one was not ignored (MRTR-E3): {extra}"
+            )
         missing = await raw.call("order_pizza", PIZZA, inputResponses={"wrong_key": answer})
         if (missing.get("result") or {}).get("resultType") != "input_required":
             raise _Fail(f"with the answer missing, order_pizza must ask again (MRTR-E4): {missing}")
@@ -475,9 +481,7 @@ async def _check_mrtr(app: Any) -> str:
 async def _check_fleet(path: Path) -> str:
     key = secrets.token_hex(32)
     commands = {name: serve_command(path, name) for name in ("capstone-a", "capstone-b")}
-    fleet = await asyncio.to_thread(
-        start_processes, commands, env={STATE_KEY_ENV: key}, timeout=30
-    )
+    fleet = await asyncio.to_thread(start_processes, commands, env={STATE_KEY_ENV: key}, timeout=30)
     routes: dict[str, str] = {}
     try:
         for name, arguments, want in (
@@ -501,7 +505,9 @@ async def _check_fleet(path: Path) -> str:
             served = [hit.instance or "?" for hit in transport.hits]
             routes[name] = " → ".join(served)
             if got != want:
-                raise _Fail(f"{name} on the fleet ({' → '.join(served)}): got {got!r}, want {want!r}")
+                raise _Fail(
+                    f"{name} on the fleet ({' → '.join(served)}): got {got!r}, want {want!r}"
+                )
             if len(set(served)) < 2:
                 raise _Fail(f"{name}: every round went to {served[0]}; the test needs two")
     finally:

@@ -1,10 +1,9 @@
-"""The pizzeria: a 2025-11-25 server with two tools that ask. Port it to 2026-07-28 (MRTR).
-
-* ``order_pizza(pizza)`` asks one question: the size;
-* ``book_table(date)`` asks two: how many people, then the time, which uses the first answer.
-
-``build_server()`` is what the gate loads, in this kernel and as separate server processes.
-"""
+# The pizzeria: a 2025-11-25 server with two tools that ask. Port it to 2026-07-28 (MRTR).
+#
+# * order_pizza(pizza) asks one question: the size;
+# * book_table(date) asks two: how many people, then the time, which uses the first answer.
+#
+# build_server() is what the gate loads, in this kernel and as separate server processes.
 
 from mrtr_kit.legacy import LegacyServer, LegacyToolContext, LocalSessions
 
@@ -64,7 +63,5 @@ def build_server():
     server.tool("order_pizza", description="Orders a pizza.", input_schema=PIZZA_SCHEMA)(
         order_pizza
     )
-    server.tool("book_table", description="Books a table.", input_schema=TABLE_SCHEMA)(
-        book_table
-    )
+    server.tool("book_table", description="Books a table.", input_schema=TABLE_SCHEMA)(book_table)
     return server

@@ -67,7 +67,5 @@ def build_server():
     server.tool("order_pizza", description="Orders a pizza.", input_schema=PIZZA_SCHEMA)(
         order_pizza
     )
-    server.tool("book_table", description="Books a table.", input_schema=TABLE_SCHEMA)(
-        book_table
-    )
+    server.tool("book_table", description="Books a table.", input_schema=TABLE_SCHEMA)(book_table)
     return server
