@@ -172,6 +172,32 @@ def test_asking_with_sampling_fails(tmp_path):
     assert report.item(capstone.TITLES[3]).status == "pass"
 
 
+def test_unprotected_state_fails_the_kits_check(tmp_path):
+    """A port whose requestState a client can rewrite (the lessons-only plain codec) fails
+    item 6: the forged number of people is refused nowhere (MRTR-S4a)."""
+    source = SOLUTION_SOURCE.replace(
+        'McpServer("pizzeria")', 'McpServer("pizzeria", state_codec="plain")'
+    )
+    report = _gate(_write(tmp_path, "plain.py", source), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    assert "not integrity-protected (MRTR-S4a)" in report.item(capstone.TITLES[5]).why
+
+
+def test_giving_up_on_a_missing_answer_fails_the_kits_check(tmp_path):
+    """Reading a retry without the size as "the user gave up" fails item 6: a missing answer
+    is asked again (MRTR-E4), it does not end the call."""
+    source = SOLUTION_SOURCE.replace(
+        "    if answer.needs_asking:\n        return answer.ask()\n",
+        "    if answer.needs_asking:\n"
+        "        return answer.ask() if not ctx.is_retry else 'No pizza ordered.'\n",
+        1,
+    )
+    assert source != SOLUTION_SOURCE
+    report = _gate(_write(tmp_path, "gives_up.py", source), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    assert "must ask again (MRTR-E4)" in report.item(capstone.TITLES[5]).why
+
+
 def test_forgetting_the_first_answer_fails(tmp_path):
     """No requestState at all: book_table asks for the people forever (MIG-2)."""
     report = _gate(_write(tmp_path, "forgetful.py", FORGETFUL_PORT), fleet=False)

@@ -56,6 +56,7 @@ from ..legacy import LegacyServer
 from ..protocol import constants as c
 from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer
+from ..server.codecs import PlainStateCodec, b64url, unb64url
 from ..server.http import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -428,6 +429,27 @@ async def _round_two(raw: _Raw) -> dict[str, Any]:
     return second
 
 
+def _outcome(reply: dict[str, Any]) -> str:
+    if "error" in reply:
+        return f"error {reply['error'].get('code')}"
+    return repr(_text(reply.get("result") or {}))
+
+
+def _forged(state: str) -> str | None:
+    """The kit's unprotected codec (``plain1.<base64url JSON>``, lessons only) is readable,
+    so a client can rewrite it: the same state with 99 people, or None for any other codec."""
+    prefix = PlainStateCodec.format + "."
+    if not state.startswith(prefix):
+        return None
+    try:
+        claims = unb64url(state.removeprefix(prefix)).decode()
+    except ValueError:
+        return None
+    if '"people":4' not in claims:
+        return None
+    return prefix + b64url(claims.replace('"people":4', '"people":99').encode())
+
+
 async def _check_mrtr(app: Any) -> str:
     raw = _Raw(app)
     state_log = logging.getLogger("mrtr_kit.state")
@@ -445,11 +467,15 @@ async def _check_mrtr(app: Any) -> str:
         )
         if _text(extra.get("result") or {}) != pizza_text("small"):
             raise _Fail(
-                f"an unknown answer next to the right one was not ignored (MRTR-E3): {extra}"
+                "an unknown answer next to the right one was not ignored (MRTR-E3): it got "
+                f"{_outcome(extra)}"
             )
         missing = await raw.call("order_pizza", PIZZA, inputResponses={"wrong_key": answer})
         if (missing.get("result") or {}).get("resultType") != "input_required":
-            raise _Fail(f"with the answer missing, order_pizza must ask again (MRTR-E4): {missing}")
+            raise _Fail(
+                "with the answer missing, order_pizza must ask again (MRTR-E4); it answered "
+                f"{_outcome(missing)}"
+            )
         bad = await raw.call("order_pizza", PIZZA, inputResponses={key: 12345})
         if "error" not in bad and (bad.get("result") or {}).get("resultType") != "input_required":
             raise _Fail("a malformed answer (12345) completed the call (MRTR-E1)")
@@ -469,6 +495,19 @@ async def _check_mrtr(app: Any) -> str:
         )
         if "error" not in tampered:
             raise _Fail("a tampered requestState was accepted (MRTR-S4a)")
+        if (forged := _forged(state)) is not None:
+            rewritten = await raw.call(
+                "book_table",
+                TABLE,
+                requestState=forged,
+                inputResponses={time_key: {"action": "accept", "content": {"time": "19:00"}}},
+            )
+            if "error" not in rewritten:
+                raise _Fail(
+                    "a client rewrote the number of people in requestState and the server "
+                    "believed it: the state is not integrity-protected (MRTR-S4a). Use the "
+                    "default hmac codec, or aead"
+                )
     finally:
         state_log.setLevel(level)
         await raw.aclose()
