@@ -169,6 +169,7 @@ def test_asking_with_sampling_fails(tmp_path):
     why = report.item(capstone.TITLES[2]).why
     assert report.item(capstone.TITLES[2]).status == "fail"
     assert "asks for the client capability sampling" in why and "use ctx.form" in why
+    assert "from a client with forms: error -32021" in report.item(capstone.TITLES[5]).why
     assert report.item(capstone.TITLES[3]).status == "pass"
 
 

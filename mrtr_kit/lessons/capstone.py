@@ -456,7 +456,10 @@ async def _check_mrtr(app: Any) -> str:
     level = state_log.level
     state_log.setLevel(logging.CRITICAL)  # the tampered state below is refused on purpose
     try:
-        first = (await raw.call("order_pizza", PIZZA)).get("result") or {}
+        reply = await raw.call("order_pizza", PIZZA)
+        if "error" in reply:
+            raise _Fail(f"round 1 of order_pizza, from a client with forms: {_outcome(reply)}")
+        first = reply.get("result") or {}
         if first.get("resultType") != "input_required":
             raise _Fail("round 1 of order_pizza has no resultType 'input_required' (MIG-5)")
         key = next(iter(first.get("inputRequests") or {}))
