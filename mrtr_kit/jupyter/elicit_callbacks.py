@@ -45,6 +45,7 @@ from .url_card import UrlCard
 
 DEFAULT_WAIT_S = 600.0  # how long a form waits for a person before it cancels itself
 DEFAULT_ASKED_S = 10.0  # how long ``asked()`` waits for the *server's* next question
+REFUSED = "requestedSchema outside the form subset:"  # the error's message, then the reason
 
 __all__ = [
     "DEFAULT_WAIT_S",
@@ -288,9 +289,7 @@ def sdk_elicitation_callback(panel: ElicitationPanel | None = None) -> SdkCallba
         try:
             answer = await panel.ask(_request(params), asker=asker, key=key)
         except SchemaOutsideSubset as exc:
-            return ErrorData(
-                code=INVALID_PARAMS, message=f"requestedSchema outside the form subset: {exc}"
-            )
+            return ErrorData(code=INVALID_PARAMS, message=f"{REFUSED} {exc}")
         return ElicitResult.model_validate(answer)
 
     return elicitation_callback
@@ -308,8 +307,10 @@ def fastmcp_elicitation_handler(panel: ElicitationPanel | None = None) -> FastMc
         from fastmcp.client.elicitation import ElicitResult
 
         asker, key = _who(context)
-        # SchemaOutsideSubset propagates: FastMCP answers the server with an error.
-        answer = await panel.ask(_request(params), asker=asker, key=key)
+        try:
+            answer = await panel.ask(_request(params), asker=asker, key=key)
+        except SchemaOutsideSubset as exc:  # FastMCP turns it into its error response
+            raise SchemaOutsideSubset(f"{REFUSED} {exc}") from None
         return ElicitResult(action=answer["action"], content=answer.get("content"))
 
     return elicitation_handler
