@@ -75,13 +75,14 @@ def servers() -> Iterator[Fleet]:
     fleet.stop()
 
 
-def run(scenario: Awaitable[Any]) -> Any:
-    """Every scenario has a deadline: a form nobody answers must fail the test, not hang it."""
+def run(scenario: Awaitable[Any], *, debug: bool = False) -> Any:
+    """Every scenario has a deadline: a form nobody answers must fail the test, not hang it.
+    ``debug``: asyncio's debug mode, which raises when a thread touches the loop unsafely."""
 
     async def bounded() -> Any:
         return await asyncio.wait_for(scenario, TEST_TIMEOUT_S)
 
-    return asyncio.run(bounded())
+    return asyncio.run(bounded(), debug=debug)
 
 
 def leaf_error(scenario: Awaitable[Any]) -> BaseException:
@@ -315,6 +316,49 @@ def test_asked_waits_for_the_server_not_a_person() -> None:
     assert echoed(text) == {"action": "accept", "content": {"name": "Grace", "tea": False}}
     assert "(A text copy of the widget" not in described  # nothing is waiting any more
     assert described.endswith(f"result: {text}")
+
+
+def test_without_a_panel_the_callback_shows_its_own_when_first_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """For a call awaited in the cell itself: the callback displays a panel of its own with the
+    first form (outside IPython, ``display`` prints the text copy) and keeps it as ``.panel``."""
+
+    async def scenario() -> tuple[str, str]:
+        callback = sdk_elicitation_callback()
+        panel = callback.panel  # type: ignore[attr-defined]
+        assert capsys.readouterr().out == ""  # nothing shown before the server asks
+
+        async def call() -> str:
+            async with mcp.Client(echo_server(), elicitation_callback=callback) as client:
+                return _text(await client.call_tool("echo_answer", {"kind": "plain"}))
+
+        panel.start(call())
+        form = await panel.asked()
+        shown = capsys.readouterr().out
+        form.fill(name="Ada").accept()
+        return await panel.result(), shown
+
+    text, shown = run(scenario())
+    assert "echo-forms asks (q): A plain form." in shown
+    assert "[Accept] [Decline] [Cancel]" in shown
+    assert echoed(text) == {"action": "accept", "content": {"name": "Ada", "tea": False}}
+
+
+def test_a_click_handled_on_another_thread_still_answers() -> None:
+    """A kernel may run a comm's click handler off the event loop's thread (``CallFlow`` allows
+    for it too): the answer is handed to the loop thread-safely (asyncio's debug mode would
+    raise otherwise), and the call goes on."""
+
+    async def scenario() -> str:
+        panel = ElicitationPanel()
+        panel.start(sdk_call(echo_server(), panel, "echo_answer", {"kind": "plain"}))
+        form = await panel.asked()
+        await asyncio.to_thread(lambda: form.fill(name="Lin").accept())
+        return await panel.result()
+
+    answer = run(scenario(), debug=True)
+    assert echoed(answer) == {"action": "accept", "content": {"name": "Lin", "tea": False}}
 
 
 def test_a_failed_call_is_shown_in_the_panel() -> None:

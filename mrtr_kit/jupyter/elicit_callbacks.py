@@ -140,13 +140,13 @@ class ElicitationPanel:
         return answer
 
     def _show(self, widget: AnswerWidget) -> None:
-        if self._display_on_first_ask and not self.shown:
-            from IPython.display import display
-
-            display(self)
         self.shown.append(widget)
         self._body.children = (*self._body.children, widget.widget)
         self._set_status("Waiting for your answer.")
+        if self._display_on_first_ask and len(self.shown) == 1:
+            from IPython.display import display
+
+            display(self)  # with its first form: the text copy shows the question
         self._changed.set()
 
     # -- running a client's call --------------------------------------------------------------
@@ -279,7 +279,8 @@ FastMcpHandler = Callable[[str, Any, Any, Any], Awaitable[Any]]
 def sdk_elicitation_callback(panel: ElicitationPanel | None = None) -> SdkCallback:
     """An ``elicitation_callback`` for the official SDK's ``Client`` / ``ClientSession``.
 
-    Without ``panel``, a new one is shown in the running cell when the first form arrives."""
+    Without ``panel``, a new one is shown in the running cell when the first form arrives; the
+    callback's ``panel`` attribute is the panel either way."""
     panel = panel or ElicitationPanel(display_on_first_ask=True)
 
     async def elicitation_callback(context: Any, params: Any) -> Any:
@@ -292,13 +293,15 @@ def sdk_elicitation_callback(panel: ElicitationPanel | None = None) -> SdkCallba
             return ErrorData(code=INVALID_PARAMS, message=f"{REFUSED} {exc}")
         return ElicitResult.model_validate(answer)
 
+    elicitation_callback.panel = panel  # type: ignore[attr-defined]  # its forms, for code
     return elicitation_callback
 
 
 def fastmcp_elicitation_handler(panel: ElicitationPanel | None = None) -> FastMcpHandler:
     """An ``elicitation_handler`` for FastMCP's ``Client``.
 
-    Without ``panel``, a new one is shown in the running cell when the first form arrives."""
+    Without ``panel``, a new one is shown in the running cell when the first form arrives; the
+    handler's ``panel`` attribute is the panel either way."""
     panel = panel or ElicitationPanel(display_on_first_ask=True)
 
     async def elicitation_handler(
@@ -313,4 +316,5 @@ def fastmcp_elicitation_handler(panel: ElicitationPanel | None = None) -> FastMc
             raise SchemaOutsideSubset(f"{REFUSED} {exc}") from None
         return ElicitResult(action=answer["action"], content=answer.get("content"))
 
+    elicitation_handler.panel = panel  # type: ignore[attr-defined]  # its forms, for code
     return elicitation_handler
