@@ -378,3 +378,74 @@ def test_a_failed_call_is_shown_in_the_panel() -> None:
     panel = run(scenario())
     assert panel.text == "error: ConnectionError: refused"
     assert panel.status_message == "The call stopped: ConnectionError: refused"
+
+
+# -- in a real kernel: the click arrives as a comm message, as JupyterLab sends it ------------
+
+
+@pytest.mark.slow
+def test_in_a_kernel_a_click_between_cells_lets_the_sdk_call_go_on(tmp_path: Path) -> None:
+    """Lesson 03's cells: one cell starts the SDK call (``panel.start``) and ends while its form
+    waits; the learner's click, a ``comm_msg`` to the Accept button handled while no cell runs,
+    answers it; a later cell reads the result. The kernel is a real ipykernel, in its own
+    ``HOME`` (nothing is written to the user's)."""
+    from jupyter_client.manager import start_new_kernel
+
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "IPYTHONDIR": str(home / ".ipython"),
+        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)]),
+    }
+    manager, client = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+
+    def cell(code: str) -> str:
+        msg_id = client.execute(code)
+        out: list[str] = []
+        while True:
+            msg = client.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                out.append(content["text"])
+            elif kind == "error":
+                raise AssertionError(f"{content['ename']}: {content['evalue']}")
+            elif kind == "status" and content["execution_state"] == "idle":
+                return "".join(out)
+
+    def click(comm_id: str) -> None:
+        data = {"method": "custom", "content": {"event": "click"}}
+        client.session.send(
+            client.shell_channel.socket,
+            client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}),
+        )
+
+    try:
+        comm_id = cell(
+            "from mcp import Client\n"
+            "from mrtr_kit.jupyter.elicit_callbacks import ElicitationPanel,"
+            " sdk_elicitation_callback\n"
+            "from sdk_forms_server import build_server\n"
+            "async def call(panel):\n"
+            "    callback = sdk_elicitation_callback(panel)\n"
+            "    async with Client(build_server(), elicitation_callback=callback) as client:\n"
+            "        result = await client.call_tool('echo_answer', {'kind': 'plain'})\n"
+            "    return result.content[0].text\n"
+            "panel = ElicitationPanel(timeout=60)\n"
+            "panel.start(call(panel))\n"
+            "form = await panel.asked()\n"
+            "form.fill(name='Ada')\n"
+            "print(form.accept_button.comm.comm_id)\n"
+        ).strip()
+        assert cell("print(panel.text)").strip() == "not finished"  # the form waits
+        click(comm_id)
+        text = cell("print(await panel.result(timeout=30))").strip()
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert echoed(text) == {"action": "accept", "content": {"name": "Ada", "tea": False}}

@@ -19,10 +19,11 @@ function for a 2025-11-25 server's ``elicitation/create`` request.
 Waiting for a click (DESIGN §3): the wait is an ``await`` on a future the click resolves, always
 with a timeout (``timeout``; when it passes, the form presses its own Cancel, ELIC-6). Run the
 client's call with ``panel.start(coro)``: the call becomes a task on the kernel's loop, the cell
-ends at once, and the learner's click (between cells) lets it go on, on any ipykernel. Awaiting
-the call in the cell itself also works on ipykernel 7.4, whose comm handling goes on while an
-async cell waits, and times out on 6.x. Tests and nbval press the buttons from code:
-``(await panel.asked()).fill(...).accept()`` runs the handler a real click runs.
+ends at once, and the learner's click, handled while no cell runs, lets it go on (lesson 03 does
+this; a test sends the click to a real kernel as a comm message). Awaiting the call in the cell
+itself needs a kernel that handles comm messages while an async cell waits: ipykernel 7.4 does;
+on 6.x the click waits for the cell, so the form times out (DESIGN §3). Tests and nbval press
+the buttons from code: ``(await panel.asked()).fill(...).accept()`` runs a real click's handler.
 
 A ``requestedSchema`` outside the form subset is shown as "cannot be shown" and refused with a
 protocol error (ELIC-5 (KIT)): ``-32602`` from the SDK callback; FastMCP turns the handler's
