@@ -3,8 +3,9 @@ names and answers with exactly what the client sent back.
 
 ``echo_answer(kind)`` returns ``input_required`` with one request under the key ``"q"``: a
 plain form, a form whose schema is outside the form subset (``nested``, ``pattern``), or a
-URL-mode request (``url``). The retry's ``ElicitResult`` comes back as the tool's text (JSON),
-so a test sees the action and content that reached the server.
+URL-mode request (``url``); ``pair`` asks a ``nested`` and a ``plain`` form in one round. The
+retry's ``ElicitResult`` comes back as the tool's text (JSON), so a test sees the action and
+content that reached the server.
 
 ``python tests/sdk_forms_server.py`` serves it over Streamable HTTP on a free loopback port
 and prints its URL; ``build_server()`` is the same server for in-process ``Client(server)``.
@@ -63,6 +64,9 @@ def build_server() -> MCPServer:
     async def echo_answer(kind: str, ctx: Context) -> str | InputRequiredResult:
         answers = ctx.input_responses or {}
         if "q" not in answers:
+            if kind == "pair":  # two questions in one round, the first one unshowable
+                requests = {"q": question("nested"), "r": question("plain")}
+                return InputRequiredResult(input_requests=requests, request_state=kind)
             return InputRequiredResult(input_requests={"q": question(kind)}, request_state=kind)
         return json.dumps(answers["q"].model_dump(mode="json", exclude_none=True), sort_keys=True)
 

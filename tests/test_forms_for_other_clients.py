@@ -277,6 +277,21 @@ def test_fastmcp_handler_refuses_a_schema_outside_the_subset(servers: Fleet, kin
 # -- in this process: no server process needed ------------------------------------------------
 
 
+def test_a_refused_question_locks_the_other_form_of_its_round() -> None:
+    """The SDK asks a round's questions at once and ends the call on the first error: the
+    other form, still open, is locked and says that nothing was sent (MRTR-C1: a round is
+    answered whole or not at all)."""
+    from mcp.shared.exceptions import MCPError
+
+    panel = ElicitationPanel()
+    error = leaf_error(sdk_call(echo_server(), panel, "echo_answer", {"kind": "pair"}))
+    assert isinstance(error, MCPError) and error.error.code == -32602
+    unshowable, plain = panel.shown
+    assert unshowable.spec is None and plain.spec is not None
+    assert not plain.answered and all(button.disabled for button in plain.buttons)
+    assert "The client stopped waiting: nothing sent." in plain.status.value
+
+
 def echo_server() -> Any:
     sys.path.insert(0, str(HERE))
     from sdk_forms_server import build_server

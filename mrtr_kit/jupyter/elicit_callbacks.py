@@ -76,6 +76,7 @@ class ElicitationPanel:
         self.shown: list[AnswerWidget] = []  # every form and card, in the order asked
         self.task: asyncio.Task[Any] | None = None
         self.error: str | None = None
+        self.status_message = ""
         self._display_on_first_ask = display_on_first_ask
         self._changed = asyncio.Event()  # set whenever a form appears or the call ends
         self._body = w.VBox([])
@@ -129,6 +130,15 @@ class ElicitationPanel:
             raise SchemaOutsideSubset(widget.schema_problem)
         try:
             answer = await asyncio.wait_for(asyncio.shield(answered), self.timeout)
+        except asyncio.CancelledError:
+            # The client stopped waiting (the call ended, e.g. another question was refused):
+            # lock the form, so that no click looks as if it sent something.
+            for button in widget.buttons:
+                button.disabled = True
+            widget.status.value = (
+                f"<span style='{MUTED_STYLE}'>The client stopped waiting: nothing sent.</span>"
+            )
+            raise
         except TimeoutError:
             widget.cancel()  # type: ignore[attr-defined]  # both widgets have a Cancel button
             widget.status.value = (
