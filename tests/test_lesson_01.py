@@ -11,12 +11,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.lessons import basics
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "01-the-basic-flow.ipynb"
-SOLUTIONS = ROOT / "notebooks" / "solutions"
+NOTEBOOK = LESSONS / "01-the-basic-flow.ipynb"
+SOLUTIONS = LESSONS / "solutions"
 
 
 def solution(name: str, symbol: str):

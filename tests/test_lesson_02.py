@@ -18,14 +18,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.lessons import security
 from mrtr_kit.server.keyring import KeyRing
 from mrtr_kit.server.state import StateChecks
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "02-securing-request-state.ipynb"
-SOLUTIONS = ROOT / "notebooks" / "solutions"
+NOTEBOOK = LESSONS / "02-securing-request-state.ipynb"
+SOLUTIONS = LESSONS / "solutions"
 
 
 def solution(name: str, function: str):

@@ -86,7 +86,7 @@ def installed_extras() -> tuple[str, ...] | None:
 
 
 def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
-    if sys.version_info < MIN_PYTHON:  # noqa: UP036 (this script may be run by an older python)
+    if sys.version_info < MIN_PYTHON:
         sys.exit(f"mrtr-kit needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     have = installed_extras()
     if not force and PYTHON.exists() and have is not None and set(extras) <= set(have):
@@ -94,14 +94,15 @@ def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
     started = time.monotonic()
     what = f"mrtr-kit[{','.join(extras)}]"
     if not PYTHON.exists():
-        say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {sys.version.split()[0]})")
+        python = sys.version.split()[0]
+        say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {python})")
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     else:
         say(f"1/3 reusing {_where(VENV)}/")
     pip = [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
     say("2/3 upgrading pip (the one venv ships may be old)")
     subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
-    size = "about 350 MB" if extras == LAB else "about 550 MB"
+    size = "about 300 MB" if extras == LAB else "about 600 MB"
     say(f"3/3 installing {what} and its dependencies ({size}; the first time takes a few minutes)")
     # Editable: the lessons import the code next to them, so an edit shows at the next import.
     subprocess.run([*pip, "install", "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
@@ -135,8 +136,9 @@ def git(*args: str) -> subprocess.CompletedProcess[bytes] | None:
     """``git -C ROOT ARGS``; None when there is no git or ROOT is not its own repository."""
     if shutil.which("git") is None:
         return None
-    top = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"],
-                         capture_output=True, text=True)  # fmt: skip
+    top = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True, text=True
+    )
     if top.returncode != 0 or Path(top.stdout.strip()).resolve() != ROOT:
         return None
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True)
@@ -347,7 +349,8 @@ try:
     lines = [l.strip() for l in plain.splitlines()
              if "@jupyter-widgets/jupyterlab-manager" in l]
     ok = any("enabled" in l and "OK" in l for l in lines)
-    report("widgets", ok, lines[0] if lines else "the widgets extension is not listed")
+    report("widgets", ok, lines[0] if lines else
+           "JupyterLab's widgets extension (@jupyter-widgets/jupyterlab-manager) is not installed")
 except (OSError, subprocess.TimeoutExpired) as exc:
     report("widgets", False, f"jupyter labextension list did not run: {exc}")
 
@@ -359,7 +362,7 @@ async def smoke():
     try:
         line = server.stdout.readline()  # "Serving example 'weather' at http://127.0.0.1:P/mcp"
         if " at http" not in line:
-            return False, "the weather example did not start: " + (line + server.stdout.read())[-300:]
+            return False, "the example did not start: " + (line + server.stdout.read())[-300:]
         url = line.rsplit(" at ", 1)[1].strip()
         asked = []
         def answer(params, ctx):
@@ -371,7 +374,8 @@ async def smoke():
         text = result["content"][0]["text"]
         took = time.monotonic() - started
         ok = asked == ["login"] and "doctor" in text and len(client.trace) == 2
-        return ok, f"{len(client.trace)} rounds over {url} in {took:.1f} s, asked {asked}: {text[:60]}"
+        rounds = len(client.trace)
+        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text[:50]}"
     finally:
         server.terminate()
         server.wait(10)
@@ -427,27 +431,42 @@ def doctor(args: list[str]) -> int:
     print(f"mrtr-kit doctor: {ROOT}", flush=True)
     me = sys.version.split()[0]
     run_kit = "py tools/kit.py" if os.name == "nt" else "python3 tools/kit.py"
-    line(sys.version_info >= MIN_PYTHON, "python", f"{me} runs tools/kit.py ({sys.executable})",
-         "install Python 3.11 or newer (python.org; on Windows run it as `py tools/kit.py`)")  # fmt: skip
+    newer = "install Python 3.11 or newer (python.org; on Windows run it as `py tools/kit.py`)"
+    line(sys.version_info >= MIN_PYTHON, "python", f"{me} runs tools/kit.py", newer)
     if not PYTHON.exists():
         line(False, "environment", f"{_where(VENV)}/ does not exist", f"{run_kit} lab")
         loopback_line()
         return _verdict(problems)
     have = installed_extras()
     extras = TEST if have == TEST else LAB
-    version = subprocess.run([str(PYTHON), "-c", "import sys; print(sys.version.split()[0])"],
-                             capture_output=True, text=True)  # fmt: skip
+    version = subprocess.run(
+        [str(PYTHON), "-c", "import sys; print(sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+    )
     venv_version = version.stdout.strip() or "unknown"
     venv_ok = bool(re.match(r"3\.(1[1-9]|[2-9]\d)\.", venv_version))
-    line(venv_ok, "python", f"{venv_version} in {_where(VENV)}/",
-         f"remove {_where(VENV)}/ and run {run_kit} lab with Python 3.11 or newer")  # fmt: skip
+    line(
+        venv_ok,
+        "python",
+        f"{venv_version} in {_where(VENV)}/",
+        f"remove {_where(VENV)}/ and run {run_kit} lab with Python 3.11 or newer",
+    )
     if have is None:
-        line(False, "environment", f"{_where(VENV)}/ was not installed for this pyproject.toml "
-             "(new dependencies, or an interrupted install)", f"{run_kit} install")  # fmt: skip
+        line(
+            False,
+            "environment",
+            f"{_where(VENV)}/ was not installed for this pyproject.toml "
+            "(new dependencies, or an interrupted install)",
+            f"{run_kit} install",
+        )
     probe = subprocess.run(
         [str(PYTHON), "-c", PROBE, str(ROOT), json.dumps(_requirements(extras)), ",".join(extras)],
-        capture_output=True, text=True, cwd=VENV, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=VENV,
+        timeout=120,
+    )
     results = {}
     for raw in probe.stdout.splitlines():
         if raw.startswith("{"):
@@ -456,18 +475,27 @@ def doctor(args: list[str]) -> int:
     env = results.get("environment")
     install = f"{run_kit} install" + (" --test" if extras == TEST else "")
     if env is None:
-        line(False, "environment", f"the venv's Python failed: {probe.stderr.strip()[-300:]}",
-             f"remove {_where(VENV)}/ and run {run_kit} lab")  # fmt: skip
+        line(
+            False,
+            "environment",
+            f"the venv's Python failed: {probe.stderr.strip()[-300:]}",
+            f"remove {_where(VENV)}/ and run {run_kit} lab",
+        )
         return _verdict(problems)
     missing, wrong = env["detail"]["missing"], env["detail"]["wrong"]
     named = "mrtr-kit" + f"[{','.join(extras)}]"
-    detail = f"{named}: every requirement installed" if env["ok"] else "; ".join(
-        ([f"missing: {', '.join(missing)}"] if missing else []) + wrong)  # fmt: skip
+    detail = (
+        f"{named}: every requirement installed"
+        if env["ok"]
+        else "; ".join(([f"missing: {', '.join(missing)}"] if missing else []) + wrong)
+    )
     line(env["ok"], "environment", detail, install)
     widgets = results.get("widgets", {"ok": False, "detail": "not checked"})
-    line(widgets["ok"], "widgets", "the forms render in JupyterLab ("
-         f"{widgets['detail']})" if widgets["ok"] else widgets["detail"],
-         f"{install}   (it brings ipywidgets and its JupyterLab extension, jupyterlab_widgets)")  # fmt: skip
+    if widgets["ok"]:
+        shown = f"the forms render ({widgets['detail']})"
+    else:  # the extension comes with ipywidgets (jupyterlab_widgets): install brings both
+        shown = f"{widgets['detail']}: the lessons' forms would not render"
+    line(widgets["ok"], "widgets", shown, install)
     loopback_line()
     smoke = results.get("smoke", {"ok": False, "detail": probe.stderr.strip()[-300:]})
     line(smoke["ok"], "MRTR flow", smoke["detail"], install)
