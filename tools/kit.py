@@ -433,6 +433,8 @@ def doctor(args: list[str]) -> int:
     run_kit = "py tools/kit.py" if os.name == "nt" else "python3 tools/kit.py"
     newer = "install Python 3.11 or newer (python.org; on Windows run it as `py tools/kit.py`)"
     line(sys.version_info >= MIN_PYTHON, "python", f"{me} runs tools/kit.py", newer)
+    if sys.version_info < MIN_PYTHON:
+        return _verdict(problems)
     if not PYTHON.exists():
         line(False, "environment", f"{_where(VENV)}/ does not exist", f"{run_kit} lab")
         loopback_line()
