@@ -31,7 +31,7 @@ environment, and estimates a whole session (JupyterLab plus every lesson's kerne
 as when a learner leaves each kernel running). It fails when a lesson peaks above 1 GB or the
 session above 2 GB (mybinder.org gives a session 2 GB). Memory is read from /proc (Linux).
 
-Usage, from the project root:  .venv/bin/python tools/check_binder.py [--notebooks]
+Usage, from the project root:  .venv/bin/python tools/check_binder.py [--notebooks [NN ...]]
 Standard library only (it writes the smoke notebook as plain JSON).
 """
 
@@ -280,10 +280,12 @@ def mb(size: int) -> str:
 
 
 def run_lessons(
-    repo: Path, bindir: Path, build_env: dict[str, str], test_env: dict[str, str]
+    repo: Path, bindir: Path, build_env: dict[str, str], test_env: dict[str, str], only: list[str]
 ) -> int:
     """Every lesson in a Binder kernel under nbval strict, with its peak memory; then a table."""
     lessons = sorted((repo / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    if only:  # --notebooks 03: that lesson (and JupyterLab) only
+        lessons = [p for p in lessons if any(p.name.startswith(name) for name in only)]
     rows: list[tuple[str, str, int, Peak, float]] = []
     for lesson in lessons:
         step(f"{lesson.name} in a Binder kernel, measuring its memory")
@@ -412,7 +414,8 @@ def main(argv: list[str]) -> int:
         )
         test_env.pop("PYTHONPATH", None)
         if lessons:
-            code = run_lessons(repo, bindir, dict(build_env, HOME=str(home)), test_env)
+            only = argv[argv.index("--notebooks") + 1 :]
+            code = run_lessons(repo, bindir, dict(build_env, HOME=str(home)), test_env, only)
             print(f"binder check took {time.monotonic() - started:.0f} s", flush=True)
             return code
 
