@@ -162,7 +162,10 @@ def committed_lessons() -> Path | None:
     tar = LESSON_COPY / "notebooks.tar"
     tar.write_bytes(archive.stdout)
     with tarfile.open(tar) as bundle:
-        bundle.extractall(LESSON_COPY, filter="data")
+        if hasattr(tarfile, "data_filter"):  # 3.11.4+: refuse paths outside the folder
+            bundle.extractall(LESSON_COPY, filter="data")
+        else:  # git's own archive of our own HEAD
+            bundle.extractall(LESSON_COPY)
     tar.unlink()
     return LESSON_COPY / "notebooks"
 
@@ -312,7 +315,7 @@ PROBE = r"""
 import asyncio, json, os, re, subprocess, sys, time
 from importlib import metadata
 
-ROOT, WANTED, EXTRAS = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3].split(",")
+ROOT, WANTED = sys.argv[1], json.loads(sys.argv[2])
 def report(check, ok, detail):
     print(json.dumps({"check": check, "ok": ok, "detail": detail}), flush=True)
 
@@ -462,13 +465,12 @@ def doctor(args: list[str]) -> int:
             "(new dependencies, or an interrupted install)",
             f"{run_kit} install",
         )
-    probe = subprocess.run(
-        [str(PYTHON), "-c", PROBE, str(ROOT), json.dumps(_requirements(extras)), ",".join(extras)],
-        capture_output=True,
-        text=True,
-        cwd=VENV,
-        timeout=120,
-    )
+    command = [str(PYTHON), "-c", PROBE, str(ROOT), json.dumps(_requirements(extras))]
+    try:
+        probe = subprocess.run(command, capture_output=True, text=True, cwd=VENV, timeout=180)
+    except subprocess.TimeoutExpired as exc:  # a hung import or server: say so, do not hang
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        probe = subprocess.CompletedProcess(command, 1, out, "the checks took over 180 s")
     results = {}
     for raw in probe.stdout.splitlines():
         if raw.startswith("{"):
