@@ -103,7 +103,7 @@ def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
     say("2/3 upgrading pip (the one venv ships may be old)")
     subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
     size = "about 300 MB" if extras == LAB else "about 600 MB"
-    say(f"3/3 installing {what} and its dependencies ({size}; the first time takes a few minutes)")
+    say(f"3/3 installing {what} and its dependencies ({size}; a minute or more)")
     # Editable: the lessons import the code next to them, so an edit shows at the next import.
     subprocess.run([*pip, "install", "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
     STAMP.write_text(f"{_pyproject_digest()} {','.join(extras)}\n")
@@ -558,9 +558,14 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     command, extras = COMMANDS[argv[1]]
-    if extras is not None:
-        ensure_env(extras)
-    return command(argv[2:])
+    try:
+        if extras is not None:
+            ensure_env(extras)
+        return command(argv[2:])
+    except subprocess.CalledProcessError as exc:  # pip's own message is just above
+        say(f"{' '.join(map(str, exc.cmd[:5]))} ... failed (exit {exc.returncode}), see above;")
+        say("once fixed, `python3 tools/kit.py install` installs again")
+        return 1
 
 
 if __name__ == "__main__":
