@@ -352,6 +352,10 @@ try:
     lines = [l.strip() for l in plain.splitlines()
              if "@jupyter-widgets/jupyterlab-manager" in l]
     ok = any("enabled" in l and "OK" in l for l in lines)
+    try:  # the kernel's half of a form: without it the extension has nothing to render
+        import ipywidgets
+    except ImportError:
+        ok, lines = False, ["ipywidgets does not import (the kernel side of the forms)"]
     report("widgets", ok, lines[0] if lines else
            "JupyterLab's widgets extension (@jupyter-widgets/jupyterlab-manager) is not installed")
 except (OSError, subprocess.TimeoutExpired) as exc:
