@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lesson_files import LESSONS
+
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOKS = LESSONS
 SCREENSHOTS = ROOT / "screenshots" / "browser"  # gitignored
 CHROMIUM_FLAGS = [
     "--headless",

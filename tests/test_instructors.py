@@ -16,10 +16,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTRUCTORS = ROOT / "instructors"
-NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOKS = LESSONS  # as committed, under tools/kit.py test (tests/lesson_files.py)
 EPISODES = tomllib.loads((INSTRUCTORS / "episodes.toml").read_text(encoding="utf-8"))["episode"]
 BY_ID = {e["id"]: e for e in EPISODES}
 PLANS = sorted(INSTRUCTORS.glob("plan-*.md"))

@@ -17,16 +17,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS as LESSON_DIR
 
 from mrtr_kit.lessons import basics
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOKS = LESSON_DIR
 WHY = NOTEBOOKS / "00-why-mrtr.ipynb"
 NOTEBOOK = NOTEBOOKS / "01-the-basic-flow.ipynb"
 OPTIONAL = NOTEBOOKS / "01b-more-ways-to-ask-OPTIONAL.ipynb"
 LESSONS = (WHY, NOTEBOOK, OPTIONAL)
-SOLUTIONS = ROOT / "notebooks" / "solutions"
+SOLUTIONS = NOTEBOOKS / "solutions"
 
 
 def solution(name: str, symbol: str):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.lessons import security
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
@@ -29,8 +30,8 @@ from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateChecks
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "02-securing-request-state.ipynb"
-SOLUTIONS = ROOT / "notebooks" / "solutions"
+NOTEBOOK = LESSONS / "02-securing-request-state.ipynb"
+SOLUTIONS = LESSONS / "solutions"
 
 
 def solution(name: str, function: str):

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
 from mrtr_kit.lessons import migration as lesson
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "03-migrating-from-server-requests.ipynb"
-SOLUTIONS = ROOT / "notebooks" / "solutions"
+NOTEBOOK = LESSONS / "03-migrating-from-server-requests.ipynb"
+SOLUTIONS = LESSONS / "solutions"
 
 CHECKPOINTS = {
     "pick_seat": (lesson.check_pick_seat, "03_pick_seat.py"),

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.fleet import FRONT_URL, RoundRobin
 from mrtr_kit.legacy import LegacyServer
 from mrtr_kit.lessons import capstone
 from mrtr_kit.protocol.models import ElicitResult
 
-NOTEBOOK = capstone.ROOT / "notebooks" / "04-port-your-own-server.ipynb"
+NOTEBOOK = LESSONS / "04-port-your-own-server.ipynb"
 SOLUTION_SOURCE = capstone.SOLUTION.read_text()
 
 

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from lesson_files import LESSONS
 
 from mrtr_kit.jupyter.quiz import QuizView, inline_html, quiz_html, show_quiz
 from mrtr_kit.lessons.quizzes import LETTERS, QUIZZES, Option, Question, quiz
@@ -143,7 +144,7 @@ def test_the_view_is_built_from_the_data_only():
 
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
     """A notebook that has a quiz cell calls show_quiz with its own number (KIT layout)."""
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+    for path in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb")):
         cells = json.loads(path.read_text())["cells"]
         calls = [
             m.group(1)

@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_MAP = ROOT / "docs" / "spec-map.md"
@@ -182,7 +183,7 @@ def test_the_map_explains_the_kit_tag_once_at_the_top():
 
 # --- the repository ------------------------------------------------------------------------------
 
-LESSON_FILES = [*sorted((ROOT / "notebooks").glob("*.ipynb")), ROOT / "README.md"]
+LESSON_FILES = [*sorted(LESSONS.glob("*.ipynb")), ROOT / "README.md"]
 DOC_FILES = sorted((ROOT / "docs").glob("*.md"))
 CODE_FILES = sorted(
     p

@@ -22,7 +22,16 @@ fails here.
 nbval itself runs from the environment running this script (the kit's ``.venv``); only the
 kernel, which is what a Binder user gets, comes from the Binder environment.
 
-Usage, from the project root:  .venv/bin/python tools/check_binder.py
+``--notebooks`` runs every lesson instead of the smoke notebook (nbval strict, as the README's
+test command, each in its own Binder kernel) and measures its memory: every quarter second it
+adds up the resident memory (RSS, and PSS: shared pages split between the processes sharing
+them) of the kernel and of every process the kernel starts (lesson 03's server fleets), and
+prints each lesson's peak. It also measures an idle JupyterLab server of the Binder
+environment, and estimates a whole session (JupyterLab plus every lesson's kernel at its peak,
+as when a learner leaves each kernel running). It fails when a lesson peaks above 1 GB or the
+session above 2 GB (mybinder.org gives a session 2 GB). Memory is read from /proc (Linux).
+
+Usage, from the project root:  .venv/bin/python tools/check_binder.py [--notebooks [NN ...]]
 Standard library only (it writes the smoke notebook as plain JSON).
 """
 
@@ -32,12 +41,17 @@ import ast
 import importlib.util
 import json
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 import venv
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,6 +142,192 @@ def smoke_notebook() -> dict[str, object]:
     }
 
 
+# -- memory of a process tree (Linux /proc) ------------------------------------------------------
+
+MB = 1024 * 1024
+LESSON_BUDGET = 1024 * MB  # each lesson's kernel and the processes it starts
+SESSION_BUDGET = 2048 * MB  # mybinder.org's memory limit for a whole session
+SAMPLE_EVERY_S = 0.25
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc/PID/stat (field 4 is the parent's PID)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:  # it ended while we looked
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name in (...) may hold spaces
+        tree.setdefault(parent, []).append(int(entry.name))
+    return tree
+
+
+def _descendants(pid: int) -> list[int]:
+    tree, found, todo = _children(), [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in bytes; (0, 0) if it has ended."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0, 0
+    values = {}
+    for line in rollup.splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        if rest.strip().endswith("kB"):
+            values[name] = int(rest.split()[0]) * 1024
+    return values.get("Rss", 0), values.get("Pss", 0)
+
+
+@dataclass
+class Peak:
+    """The largest sums seen over a process tree's samples."""
+
+    rss: int = 0
+    pss: int = 0
+    processes: int = 0
+    samples: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def sample(self, pids: list[int]) -> None:
+        sizes = [_memory(p) for p in pids]
+        self.rss = max(self.rss, sum(r for r, _ in sizes))
+        self.pss = max(self.pss, sum(p for _, p in sizes))
+        self.processes = max(self.processes, sum(1 for r, _ in sizes if r))
+        self.samples += 1
+
+
+def watch(root: int, *, include_root: bool, peak: Peak) -> threading.Thread:
+    """Sample ``root``'s process tree until ``peak._stop`` is set (a daemon thread)."""
+
+    def loop() -> None:
+        while not peak._stop.is_set():
+            peak.sample(([root] if include_root else []) + _descendants(root))
+            peak._stop.wait(SAMPLE_EVERY_S)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+def measure(command: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[int, Peak]:
+    """Run ``command`` (nbval), sampling the processes it starts (the kernel and its children;
+    not nbval itself, which a Binder session does not run)."""
+    print("+", " ".join(command), flush=True)
+    peak = Peak()
+    proc = subprocess.Popen(command, cwd=cwd, env=env)
+    thread = watch(proc.pid, include_root=False, peak=peak)
+    code = proc.wait()
+    peak._stop.set()
+    thread.join()
+    return code, peak
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def measure_lab(bindir: Path, env: dict[str, str], cwd: Path) -> Peak:
+    """An idle JupyterLab server of the Binder environment, after it served the /lab page."""
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        str(bindir / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0", "--allow-root",
+    ]  # fmt: skip
+    print("+", " ".join(command).replace(token, "<token>"), flush=True)
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+    peak = Peak()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/lab?token={token}"
+                with urllib.request.urlopen(url, timeout=5) as page:
+                    page.read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "JupyterLab did not start in the Binder environment"
+                    ) from None
+                time.sleep(0.5)
+        for _ in range(8):  # a couple of seconds once it has served the page
+            peak.sample([proc.pid, *_descendants(proc.pid)])
+            time.sleep(SAMPLE_EVERY_S)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return peak
+
+
+def mb(size: int) -> str:
+    return f"{size / MB:.0f} MB"
+
+
+def run_lessons(
+    repo: Path, bindir: Path, build_env: dict[str, str], test_env: dict[str, str], only: list[str]
+) -> int:
+    """Every lesson in a Binder kernel under nbval strict, with its peak memory; then a table."""
+    lessons = sorted((repo / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    if only:  # --notebooks 03: that lesson (and JupyterLab) only
+        lessons = [p for p in lessons if any(p.name.startswith(name) for name in only)]
+    rows: list[tuple[str, str, int, Peak, float]] = []
+    for lesson in lessons:
+        step(f"{lesson.name} in a Binder kernel, measuring its memory")
+        started = time.monotonic()
+        nbval = [
+            sys.executable, "-m", "pytest", str(lesson.relative_to(repo)), "--nbval",
+            "--nbval-sanitize-with", "tests/nbval_sanitize.cfg",
+            f"--nbval-kernel-name={KERNEL_NAME}", "--nbval-cell-timeout=120",
+            "-p", "no:cacheprovider", "-q",
+        ]  # fmt: skip
+        code, peak = measure(nbval, cwd=repo, env=test_env)
+        took = time.monotonic() - started
+        rows.append((lesson.name, "passed" if code == 0 else "FAILED", code, peak, took))
+    step("an idle JupyterLab server in the Binder environment")
+    lab = measure_lab(bindir, build_env, repo / "notebooks")
+    session_rss = lab.rss + sum(peak.rss for _, _, _, peak, _ in rows)
+    session_pss = lab.pss + sum(peak.pss for _, _, _, peak, _ in rows)
+
+    print()
+    print("| notebook | nbval | peak RSS | peak PSS | processes | run |")
+    print("|---|---|---|---|---|---|")
+    for name, verdict, _, peak, took in rows:
+        print(f"| {name} | {verdict} | {mb(peak.rss)} | {mb(peak.pss)} | {peak.processes} "
+              f"| {took:.0f} s |")  # fmt: skip
+    print(f"| JupyterLab server (idle, /lab served) | - | {mb(lab.rss)} | {mb(lab.pss)} "
+          f"| {lab.processes} | - |")  # fmt: skip
+    print(f"| **session** (JupyterLab + every kernel at its peak) | - | {mb(session_rss)} "
+          f"| {mb(session_pss)} | - | - |")  # fmt: skip
+    print()
+    over = [name for name, _, _, peak, _ in rows if peak.rss > LESSON_BUDGET]
+    failed = [name for name, _, code, _, _ in rows if code != 0]
+    if over:
+        print(f"above the {mb(LESSON_BUDGET)} per lesson goal: {', '.join(over)}")
+    if session_rss > SESSION_BUDGET:
+        print(f"the session is above mybinder.org's {mb(SESSION_BUDGET)}")
+    if failed:
+        print(f"nbval failed: {', '.join(failed)}")
+    ok = not (over or failed or session_rss > SESSION_BUDGET)
+    print(f"memory goal (each lesson < 1 GB RSS, session < 2 GB): {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
 def binder_python_version() -> str | None:
     runtime = BINDER / "runtime.txt"
     if not runtime.exists():
@@ -135,7 +335,11 @@ def binder_python_version() -> str | None:
     return runtime.read_text().strip().removeprefix("python-")
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    lessons = "--notebooks" in argv
+    if lessons and not Path("/proc/self/smaps_rollup").exists():
+        print("--notebooks reads memory from /proc/PID/smaps_rollup: it needs Linux")
+        return 2
     if importlib.util.find_spec("nbval") is None:
         print("nbval is not installed here; run this with the kit's .venv/bin/python")
         return 2
@@ -189,9 +393,6 @@ def main() -> int:
             print("the ipywidgets JupyterLab extension is missing or disabled: no forms on Binder")
             return 1
 
-        step("every lesson's imports and lesson 01's form flow, in a Binder kernel")
-        smoke = work / "binder-smoke.ipynb"
-        smoke.write_text(json.dumps(smoke_notebook(), indent=1), encoding="utf-8")
         kernels = work / "kernels"
         run(
             [str(python), "-m", "ipykernel", "install", "--prefix", str(kernels),
@@ -212,6 +413,15 @@ def main() -> int:
             PYTHONDONTWRITEBYTECODE="1",
         )
         test_env.pop("PYTHONPATH", None)
+        if lessons:
+            only = argv[argv.index("--notebooks") + 1 :]
+            code = run_lessons(repo, bindir, dict(build_env, HOME=str(home)), test_env, only)
+            print(f"binder check took {time.monotonic() - started:.0f} s", flush=True)
+            return code
+
+        step("every lesson's imports and lesson 01's form flow, in a Binder kernel")
+        smoke = work / "binder-smoke.ipynb"
+        smoke.write_text(json.dumps(smoke_notebook(), indent=1), encoding="utf-8")
         nbval = [
             sys.executable,
             "-m",
@@ -231,7 +441,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        sys.exit(main(sys.argv[1:]))
     except subprocess.CalledProcessError as exc:
         print(f"binder check failed: {' '.join(map(str, exc.cmd))} exited {exc.returncode}")
         sys.exit(1)

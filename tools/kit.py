@@ -1,58 +1,113 @@
 #!/usr/bin/env python3
-"""The kit's entry points, needing nothing but Python >= 3.11:
+"""The kit's entry points, needing nothing but Python >= 3.11 (on Windows: ``py tools/kit.py``):
 
-    python3 tools/kit.py lab           # JupyterLab on notebooks/
-    python3 tools/kit.py test          # the whole suite: unit tests + every notebook under nbval
-    python3 tools/kit.py test --fast   # the everyday lane (below)
+    python3 tools/kit.py lab [OPTIONS]   # JupyterLab on notebooks/; OPTIONS go to `jupyter lab`
+                                         # (--no-browser, --port 8890, ...)
+    python3 tools/kit.py doctor          # is everything in place? what to do if not
+    python3 tools/kit.py reset [NN]      # restore lesson NN as committed (yours is saved aside)
+    python3 tools/kit.py test            # the whole suite: unit tests + every notebook under nbval
+    python3 tools/kit.py test --fast     # the everyday lane (below)
+    python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
 
-``test --fast`` runs ``tests/`` without the tests marked ``slow`` (they start real processes:
-servers, fleets, redis-server, nginx, kernels, ruff and mypy) or ``browser``, and without the
-notebooks. Arguments after ``test`` or ``test --fast`` go to pytest (``-x``, ``-k ledger``).
+``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
+ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
+``.venv/`` looks up to date (what ``doctor`` asks for when a package has gone missing).
+
+``test`` checks the lessons as committed (git HEAD), not the copies JupyterLab saved while you
+studied them: ``--working-copy`` tests the files in ``notebooks/`` as they are (after editing a
+lesson). ``test --fast`` runs ``tests/`` without the tests marked ``slow`` (they start real
+processes: servers, fleets, redis-server, nginx, kernels, ruff and mypy) or ``browser``, and
+without the notebooks. Other arguments after ``test`` go to pytest (``-x``, ``-k ledger``).
 
 and one for maintainers, after editing a lesson:
 
     python3 tools/kit.py store notebooks/NN-name.ipynb   # re-run it and store its outputs
 
-Each creates (or refreshes) the virtual environment ``.venv/`` it needs first. Standard library
-only, because it runs before anything is installed.
+Standard library only, because it runs before anything is installed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
+import tarfile
+import time
 import venv
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV = ROOT / ".venv"
+VENV = Path(os.environ.get("MRTR_KIT_VENV") or ROOT / ".venv")  # another venv: doctor's tests
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / ".mrtr-kit-installed"
-EXTRAS = "lab,test"
+NOTEBOOKS = ROOT / "notebooks"
+SAVED = NOTEBOOKS / "saved"  # learners' copies that `reset` put aside (.gitignore'd)
+LESSON_COPY = ROOT / ".jupyter-test" / "lessons"  # the committed lessons that `test` runs
+MIN_PYTHON = (3, 11)
+LAB, TEST = ("lab",), ("lab", "test")  # the extras each path installs
+FIRST_LESSON = "notebooks/01-the-basic-flow.ipynb"
 
 
-def _wanted_stamp() -> str:
-    """Reinstall when pyproject.toml changes (new dependencies) or the extras change."""
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    return f"{digest} {EXTRAS}\n"
+def say(message: str) -> None:
+    print(f"[kit] {message}", flush=True)
 
 
-def ensure_env() -> None:
-    if sys.version_info < (3, 11):  # noqa: UP036 (this script may be run by an older python)
+def _where(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+# -- the environment ----------------------------------------------------------------------------
+
+
+def _pyproject_digest() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def installed_extras() -> tuple[str, ...] | None:
+    """The extras the stamp says were installed for this pyproject.toml; None if stale or none.
+
+    The stamp is ``<sha256 of pyproject.toml> <extras>``: a changed pyproject.toml (new
+    dependencies) means installing again."""
+    try:
+        digest, extras = STAMP.read_text().split()
+    except (OSError, ValueError):
+        return None
+    return tuple(extras.split(",")) if digest == _pyproject_digest() else None
+
+
+def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
+    if sys.version_info < MIN_PYTHON:
         sys.exit(f"mrtr-kit needs Python 3.11 or newer; this is {sys.version.split()[0]}")
-    if not PYTHON.exists():
-        print(f"creating {VENV.relative_to(ROOT)}/ ...", flush=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    if STAMP.exists() and STAMP.read_text() == _wanted_stamp():
+    have = installed_extras()
+    if not force and PYTHON.exists() and have is not None and set(extras) <= set(have):
         return
-    print("installing mrtr-kit and its lab and test dependencies ...", flush=True)
+    started = time.monotonic()
+    what = f"mrtr-kit[{','.join(extras)}]"
+    if not PYTHON.exists():
+        python = sys.version.split()[0]
+        say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {python})")
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    else:
+        say(f"1/3 reusing {_where(VENV)}/")
     pip = [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "--quiet", "--upgrade", "pip"], check=True)
-    subprocess.run([*pip, "install", "--quiet", "-e", f".[{EXTRAS}]"], check=True, cwd=ROOT)
-    STAMP.write_text(_wanted_stamp())
+    say("2/3 upgrading pip (the one venv ships may be old)")
+    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
+    size = "about 300 MB" if extras == LAB else "about 600 MB"
+    say(f"3/3 installing {what} and its dependencies ({size}; a minute or more)")
+    # Editable: the lessons import the code next to them, so an edit shows at the next import.
+    subprocess.run([*pip, "install", "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
+    STAMP.write_text(f"{_pyproject_digest()} {','.join(extras)}\n")
+    say(f"{_where(VENV)}/ is ready ({what}) after {time.monotonic() - started:.0f} s")
 
 
 def isolated_jupyter_env() -> dict[str, str]:
@@ -74,32 +129,403 @@ def isolated_jupyter_env() -> dict[str, str]:
     return env
 
 
+# -- the lessons as committed -------------------------------------------------------------------
+
+
+def git(*args: str) -> subprocess.CompletedProcess[bytes] | None:
+    """``git -C ROOT ARGS``; None when there is no git or ROOT is not its own repository."""
+    if shutil.which("git") is None:
+        return None
+    top = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--show-toplevel"], capture_output=True, text=True
+    )
+    if top.returncode != 0 or Path(top.stdout.strip()).resolve() != ROOT:
+        return None
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True)
+
+
+def edited_lessons() -> list[str]:
+    """Files under notebooks/ that differ from git HEAD (modified or deleted), as paths."""
+    status = git("status", "--porcelain", "--untracked-files=no", "--", "notebooks")
+    if status is None or status.returncode != 0:
+        return []
+    return [line[3:] for line in status.stdout.decode().splitlines() if line.strip()]
+
+
+def committed_lessons() -> Path | None:
+    """``notebooks/`` as committed at HEAD, extracted under .jupyter-test/; None without git."""
+    archive = git("archive", "--format=tar", "HEAD", "notebooks")
+    if archive is None or archive.returncode != 0:
+        return None
+    shutil.rmtree(LESSON_COPY, ignore_errors=True)
+    LESSON_COPY.mkdir(parents=True)
+    tar = LESSON_COPY / "notebooks.tar"
+    tar.write_bytes(archive.stdout)
+    with tarfile.open(tar) as bundle:
+        if hasattr(tarfile, "data_filter"):  # 3.11.4+: refuse paths outside the folder
+            bundle.extractall(LESSON_COPY, filter="data")
+        else:  # git's own archive of our own HEAD
+            bundle.extractall(LESSON_COPY)
+    tar.unlink()
+    return LESSON_COPY / "notebooks"
+
+
+def lessons_to_test(working_copy: bool) -> Path:
+    """The notebooks folder `test` checks: HEAD's lessons, unless asked (or no git)."""
+    if working_copy:
+        say("testing the lessons in notebooks/ as they are (--working-copy)")
+        return NOTEBOOKS
+    folder = committed_lessons()
+    if folder is None:
+        say("no git history here: testing the lessons in notebooks/ as they are")
+        return NOTEBOOKS
+    edited = edited_lessons()
+    if edited:
+        say("testing the lessons as committed; your edited copies are left as they are:")
+        for path in edited:
+            print(f"        {path}", flush=True)
+        say("(`reset NN` restores one, saving yours aside; `test --working-copy` tests yours)")
+    return folder
+
+
 # The markers are defined in pyproject.toml; tests/conftest.py keeps `slow` true.
 FAST_LANE = ["tests", "-m", "not slow and not browser"]
-FULL_RUN = [
-    "tests",
-    "notebooks",
-    "--nbval",
-    "--nbval-sanitize-with",
-    "tests/nbval_sanitize.cfg",
-    "--nbval-cell-timeout=120",
-]
+NBVAL = ["--nbval", "--nbval-sanitize-with", "tests/nbval_sanitize.cfg", "--nbval-cell-timeout=120"]
 
 
 def run_tests(extra: list[str]) -> int:
     fast = "--fast" in extra
-    extra = [a for a in extra if a != "--fast"]
-    command = [str(PYTHON), "-m", "pytest", *(FAST_LANE if fast else FULL_RUN), *extra]
+    working_copy = "--working-copy" in extra
+    extra = [a for a in extra if a not in ("--fast", "--working-copy")]
+    lessons = lessons_to_test(working_copy)
+    # Only the lessons themselves (NN-name.ipynb), never a copy saved aside in notebooks/saved/.
+    notebooks = [_where(p) for p in sorted(lessons.glob("[0-9][0-9]-*.ipynb"))]
+    selection = FAST_LANE if fast else ["tests", *notebooks, *NBVAL]
+    command = [str(PYTHON), "-m", "pytest", *selection, *extra]
     print("+", " ".join(command), flush=True)
-    code = subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
+    env = isolated_jupyter_env()
+    env["MRTR_KIT_LESSONS"] = str(lessons)  # the tests that read a lesson read this copy
+    code = subprocess.run(command, cwd=ROOT, env=env).returncode
     if code == 5:  # pytest's "no tests collected" must never pass for a green run
         print("pytest collected no tests: treating that as a failure", file=sys.stderr)
         return 1
     return code
 
 
+def resolve_lesson(name: str) -> Path | None:
+    """``01``, ``01-the-basic-flow``, ``01-the-basic-flow.ipynb`` or a path, to a lesson."""
+    path = (Path.cwd() / name).resolve()
+    if path.is_relative_to(NOTEBOOKS) and (path.exists() or path.suffix == ".ipynb"):
+        return path
+    found = sorted(NOTEBOOKS.glob(f"{name.removesuffix('.ipynb')}*.ipynb"))
+    return found[0] if len(found) == 1 else None
+
+
+def reset_lessons(names: list[str]) -> int:
+    """Restore lessons from git HEAD; each edited copy is first saved in notebooks/saved/."""
+    if git("rev-parse", "HEAD") is None:
+        print("reset needs git and a clone of the repository (this copy has no git history);")
+        print("download the lesson again instead.")
+        return 2
+    if names:
+        targets = []
+        for name in names:
+            path = resolve_lesson(name)
+            if path is None:
+                lessons = ", ".join(p.name for p in sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")))
+                print(f"no lesson matches {name!r}; the lessons: {lessons}")
+                return 2
+            targets.append(path.relative_to(ROOT).as_posix())
+    else:
+        targets = edited_lessons()
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    restored = 0
+    for rel in targets:
+        committed = git("show", f"HEAD:{rel}")
+        if committed is None or committed.returncode != 0:
+            print(f"{rel}: not in the last commit, nothing to restore it from")
+            return 1
+        path = ROOT / rel
+        if path.exists() and path.read_bytes() == committed.stdout:
+            print(f"{rel}: already as committed")
+            continue
+        if path.exists():
+            SAVED.mkdir(parents=True, exist_ok=True)
+            kept = SAVED / f"{path.stem}-{stamp}{path.suffix}"
+            shutil.copy2(path, kept)
+            print(f"{rel}: your copy is saved as {_where(kept)}")
+        path.write_bytes(committed.stdout)
+        print(f"{rel}: restored as committed")
+        restored += 1
+    if restored:
+        print("If a restored lesson is open in JupyterLab, close its tab without saving (or use")
+        print("File > Reload Notebook from Disk): JupyterLab would save your old version over it.")
+    elif not targets:
+        print("every lesson is as committed; nothing to restore")
+    return 0
+
+
+# -- Binder -------------------------------------------------------------------------------------
+
+GITHUB = re.compile(
+    r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com(?::22)?/)"
+    r"(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+?)(?:\.git)?/?$"
+)
+
+
+def binder_url(remote: str, ref: str = "HEAD", lesson: str = FIRST_LESSON) -> str | None:
+    """mybinder.org's launch URL for a GitHub remote (https or ssh form); None if not GitHub."""
+    match = GITHUB.match(remote.strip())
+    if match is None:
+        return None
+    return (
+        f"https://mybinder.org/v2/gh/{match['owner']}/{match['repo']}/{ref}"
+        f"?urlpath=lab/tree/{lesson}"
+    )
+
+
+BADGE = "[![Launch on Binder](https://mybinder.org/badge_logo.svg)]({url})"
+
+
+def print_binder_url(args: list[str]) -> int:
+    ref = args[args.index("--ref") + 1] if "--ref" in args else "HEAD"
+    remote = git("remote", "get-url", "origin")
+    if remote is None:
+        print("binder-url needs git and a clone of the repository: this copy has no git history")
+        return 2
+    if remote.returncode != 0:
+        print("this clone has no remote named origin; Binder launches public GitHub repositories:")
+        print("push it to GitHub (git remote add origin https://github.com/OWNER/REPO.git) first")
+        return 2
+    origin = remote.stdout.decode().strip()
+    url = binder_url(origin, ref)
+    if url is None:
+        print(f"origin is {origin}, not a GitHub repository: this command builds mybinder.org")
+        print("links for GitHub only (https://github.com/OWNER/REPO or git@github.com:OWNER/REPO)")
+        return 2
+    print(url)
+    print(BADGE.format(url=url))
+    return 0
+
+
+# -- doctor -------------------------------------------------------------------------------------
+
+# Runs inside the venv's Python. It prints one JSON object per line: {"check", "ok", "detail"}.
+PROBE = r"""
+import asyncio, json, os, re, subprocess, sys, time
+from importlib import metadata
+
+ROOT, WANTED = sys.argv[1], json.loads(sys.argv[2])
+def report(check, ok, detail):
+    print(json.dumps({"check": check, "ok": ok, "detail": detail}), flush=True)
+
+try:
+    from packaging.requirements import Requirement
+except ImportError:  # a venv with only pip: names, no version check
+    Requirement = None
+missing, wrong = [], []
+for line in WANTED:
+    name = line.split(";")[0]
+    req = Requirement(line) if Requirement else None
+    dist = req.name if req else name.split("[")[0].split("=")[0].split(">")[0].split("<")[0]
+    try:
+        version = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        missing.append(dist)
+        continue
+    if req is not None and not req.specifier.contains(version, prereleases=True):
+        wrong.append(f"{dist} {version} (wanted {req.specifier})")
+try:
+    import mrtr_kit
+    kit = os.path.dirname(os.path.dirname(os.path.abspath(mrtr_kit.__file__)))
+    if os.path.realpath(kit) != os.path.realpath(ROOT):
+        wrong.append(f"mrtr_kit imports from {kit}, not from this clone")
+except ImportError:
+    missing.append("mrtr-kit")
+report("environment", not (missing or wrong), {"missing": sorted(set(missing)), "wrong": wrong})
+
+jupyter = os.path.join(os.path.dirname(sys.executable), "jupyter")
+try:
+    out = subprocess.run([jupyter, "labextension", "list"], capture_output=True, text=True,
+                         timeout=60)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out.stdout + out.stderr)  # no colour codes
+    lines = [l.strip() for l in plain.splitlines()
+             if "@jupyter-widgets/jupyterlab-manager" in l]
+    ok = any("enabled" in l and "OK" in l for l in lines)
+    try:  # the kernel's half of a form: without it the extension has nothing to render
+        import ipywidgets
+    except ImportError:
+        ok, lines = False, ["ipywidgets does not import (the kernel side of the forms)"]
+    report("widgets", ok, lines[0] if lines else
+           "JupyterLab's widgets extension (@jupyter-widgets/jupyterlab-manager) is not installed")
+except (OSError, subprocess.TimeoutExpired) as exc:
+    report("widgets", False, f"jupyter labextension list did not run: {exc}")
+
+async def smoke():
+    from mrtr_kit.client import ElicitResult, McpClient
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mrtr_kit", "serve", "--example", "weather", "--port", "0",
+         "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = server.stdout.readline()  # "Serving example 'weather' at http://127.0.0.1:P/mcp"
+        if " at http" not in line:
+            return False, "the example did not start: " + (line + server.stdout.read())[-300:]
+        url = line.rsplit(" at ", 1)[1].strip()
+        asked = []
+        def answer(params, ctx):
+            asked.append(ctx.key)
+            return ElicitResult(action="accept", content={"login": "doctor", "units": "celsius"})
+        started = time.monotonic()
+        async with McpClient(url, elicitation=answer, timeout=10) as client:
+            result = await client.call_tool("get_weather", {"city": "Paris"})
+        text = result["content"][0]["text"]
+        took = time.monotonic() - started
+        ok = asked == ["login"] and "doctor" in text and len(client.trace) == 2
+        rounds = len(client.trace)
+        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text[:50]}"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+if "mrtr-kit" in missing:
+    report("smoke", False, "skipped: mrtr_kit does not import")
+else:
+    try:
+        report("smoke", *asyncio.run(asyncio.wait_for(smoke(), 30)))
+    except Exception as exc:
+        report("smoke", False, f"{type(exc).__name__}: {exc}")
+"""
+
+
+def _requirements(extras: tuple[str, ...]) -> list[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    for extra in extras:
+        wanted += project["optional-dependencies"][extra]
+    return list(dict.fromkeys(wanted))
+
+
+def _loopback() -> tuple[bool, str]:
+    try:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen()
+            port = sock.getsockname()[1]
+    except OSError as exc:
+        return False, f"cannot bind a port on 127.0.0.1: {exc}"
+    with socket.socket() as sock:
+        busy = sock.connect_ex(("127.0.0.1", 8888)) == 0
+    lab = "in use (JupyterLab will pick the next free one)" if busy else "free"
+    return True, f"bound 127.0.0.1:{port} (JupyterLab's usual port 8888: {lab})"
+
+
+def doctor(args: list[str]) -> int:
+    """Check everything a lesson needs; print what is wrong and the command that fixes it."""
+    problems: list[tuple[str, str]] = []
+
+    def line(ok: bool, check: str, detail: str, fix: str = "") -> None:
+        print(f"  {'ok  ' if ok else 'FAIL'}  {check}: {detail}", flush=True)
+        if not ok:
+            print(f"        fix: {fix}", flush=True)
+            problems.append((check, fix))
+
+    def loopback_line() -> None:
+        ok, detail = _loopback()
+        line(ok, "loopback", detail, "allow local servers on 127.0.0.1 (firewall, sandbox)")
+
+    print(f"mrtr-kit doctor: {ROOT}", flush=True)
+    me = sys.version.split()[0]
+    run_kit = "py tools/kit.py" if os.name == "nt" else "python3 tools/kit.py"
+    newer = "install Python 3.11 or newer (python.org; on Windows run it as `py tools/kit.py`)"
+    line(sys.version_info >= MIN_PYTHON, "python", f"{me} runs tools/kit.py", newer)
+    if sys.version_info < MIN_PYTHON:
+        return _verdict(problems)
+    if not PYTHON.exists():
+        line(False, "environment", f"{_where(VENV)}/ does not exist", f"{run_kit} lab")
+        loopback_line()
+        return _verdict(problems)
+    have = installed_extras()
+    extras = TEST if have == TEST else LAB
+    version = subprocess.run(
+        [str(PYTHON), "-c", "import sys; print(sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+    )
+    venv_version = version.stdout.strip() or "unknown"
+    venv_ok = bool(re.match(r"3\.(1[1-9]|[2-9]\d)\.", venv_version))
+    line(
+        venv_ok,
+        "python",
+        f"{venv_version} in {_where(VENV)}/",
+        f"remove {_where(VENV)}/ and run {run_kit} lab with Python 3.11 or newer",
+    )
+    if have is None:
+        line(
+            False,
+            "environment",
+            f"{_where(VENV)}/ was not installed for this pyproject.toml "
+            "(new dependencies, or an interrupted install)",
+            f"{run_kit} install",
+        )
+    command = [str(PYTHON), "-c", PROBE, str(ROOT), json.dumps(_requirements(extras))]
+    try:
+        probe = subprocess.run(command, capture_output=True, text=True, cwd=VENV, timeout=180)
+    except subprocess.TimeoutExpired as exc:  # a hung import or server: say so, do not hang
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        probe = subprocess.CompletedProcess(command, 1, out, "the checks took over 180 s")
+    results = {}
+    for raw in probe.stdout.splitlines():
+        if raw.startswith("{"):
+            item = json.loads(raw)
+            results[item["check"]] = item
+    env = results.get("environment")
+    install = f"{run_kit} install" + (" --test" if extras == TEST else "")
+    if env is None:
+        line(
+            False,
+            "environment",
+            f"the venv's Python failed: {probe.stderr.strip()[-300:]}",
+            f"remove {_where(VENV)}/ and run {run_kit} lab",
+        )
+        return _verdict(problems)
+    missing, wrong = env["detail"]["missing"], env["detail"]["wrong"]
+    named = "mrtr-kit" + f"[{','.join(extras)}]"
+    detail = (
+        f"{named}: every requirement installed"
+        if env["ok"]
+        else "; ".join(([f"missing: {', '.join(missing)}"] if missing else []) + wrong)
+    )
+    line(env["ok"], "environment", detail, install)
+    widgets = results.get("widgets", {"ok": False, "detail": "not checked"})
+    if widgets["ok"]:
+        shown = f"the forms render ({widgets['detail']})"
+    else:  # the extension comes with ipywidgets (jupyterlab_widgets): install brings both
+        shown = f"{widgets['detail']}: the lessons' forms would not render"
+    line(widgets["ok"], "widgets", shown, install)
+    loopback_line()
+    smoke = results.get("smoke", {"ok": False, "detail": probe.stderr.strip()[-300:]})
+    line(smoke["ok"], "MRTR flow", smoke["detail"], install)
+    if extras == LAB:
+        print(f"  note  the test tools are not installed ({run_kit} test installs them)")
+    return _verdict(problems)
+
+
+def _verdict(problems: list[tuple[str, str]]) -> int:
+    if not problems:
+        print("doctor: everything is in place", flush=True)
+        return 0
+    fixes = list(dict.fromkeys(fix for _, fix in problems))
+    print(f"doctor: {len(problems)} problem(s); run: {' ; '.join(fixes)}", flush=True)
+    return 1
+
+
+# -- lab, store ---------------------------------------------------------------------------------
+
+
 def run_lab(extra: list[str]) -> int:
-    command = [str(BIN / "jupyter"), "lab", "--notebook-dir", str(ROOT / "notebooks"), *extra]
+    command = [str(BIN / "jupyter"), "lab", "--notebook-dir", str(NOTEBOOKS), *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers often run as root; Jupyter refuses otherwise
     print("+", " ".join(command), flush=True)
@@ -114,15 +540,36 @@ def store_outputs(paths: list[str]) -> int:
     return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
 
 
-COMMANDS = {"lab": run_lab, "test": run_tests, "store": store_outputs}
+def install(args: list[str]) -> int:
+    ensure_env(TEST if "--test" in args else LAB, force=True)
+    return 0
+
+
+# Each command: what it runs, and the extras it needs installed first (None: installs nothing).
+COMMANDS = {
+    "lab": (run_lab, LAB),
+    "test": (run_tests, TEST),
+    "store": (store_outputs, TEST),
+    "doctor": (doctor, None),
+    "reset": (reset_lessons, None),
+    "binder-url": (print_binder_url, None),
+    "install": (install, None),
+}
 
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2 or argv[1] not in COMMANDS:
         print(__doc__)
         return 2
-    ensure_env()
-    return COMMANDS[argv[1]](argv[2:])
+    command, extras = COMMANDS[argv[1]]
+    try:
+        if extras is not None:
+            ensure_env(extras)
+        return command(argv[2:])
+    except subprocess.CalledProcessError as exc:  # pip's own message is just above
+        say(f"{' '.join(map(str, exc.cmd[:5]))} ... failed (exit {exc.returncode}), see above;")
+        say("once fixed, `python3 tools/kit.py install` installs again")
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,324 @@
+"""``tools/kit.py``: set-up stamps, ``doctor``, ``reset``, the lessons ``test`` checks, and
+``binder-url`` (KIT conventions: the kit's own tooling, no spec rule).
+
+The ``slow`` tests run the real script in a subprocess against real things: a scratch git
+repository holding a copy of the script, and a real, fresh virtual environment with nothing
+installed (``doctor`` must say what is missing and the command that fixes it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KIT = ROOT / "tools" / "kit.py"
+
+
+def load_kit(monkeypatch: pytest.MonkeyPatch, path: Path = KIT, venv_dir: Path | None = None):
+    """tools/kit.py as a module (its ROOT is the folder above ``path``'s tools/)."""
+    if venv_dir is not None:
+        monkeypatch.setenv("MRTR_KIT_VENV", str(venv_dir))
+    spec = importlib.util.spec_from_file_location("kit_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- binder-url: the launch link from the remote ------------------------------------------------
+
+LAUNCH = "https://mybinder.org/v2/gh/ada/mrtr-kit/HEAD?urlpath=lab/tree/notebooks/01-the-basic-flow.ipynb"
+
+
+@pytest.mark.parametrize(
+    "remote",
+    [
+        "https://github.com/ada/mrtr-kit",
+        "https://github.com/ada/mrtr-kit.git",
+        "https://github.com/ada/mrtr-kit/",
+        "https://ada@github.com/ada/mrtr-kit.git",
+        "git@github.com:ada/mrtr-kit.git",
+        "git@github.com:ada/mrtr-kit",
+        "ssh://git@github.com/ada/mrtr-kit.git",
+        "ssh://git@github.com:22/ada/mrtr-kit.git",
+    ],
+)
+def test_binder_url_from_https_and_ssh_github_remotes(monkeypatch, remote):
+    kit = load_kit(monkeypatch)
+    assert kit.binder_url(remote) == LAUNCH
+
+
+@pytest.mark.parametrize(
+    "remote",
+    [
+        "https://gitlab.com/ada/mrtr-kit.git",
+        "git@gitlab.com:ada/mrtr-kit.git",
+        "/srv/git/mrtr-kit",
+        "https://github.com/ada",  # no repository
+        "https://github.com.evil.example/ada/mrtr-kit",
+    ],
+)
+def test_binder_url_is_none_for_what_is_not_a_github_repository(monkeypatch, remote):
+    kit = load_kit(monkeypatch)
+    assert kit.binder_url(remote) is None
+
+
+def test_binder_url_keeps_a_named_ref(monkeypatch):
+    kit = load_kit(monkeypatch)
+    url = kit.binder_url("git@github.com:ada/mrtr-kit.git", ref="workshop-2026")
+    assert url.startswith("https://mybinder.org/v2/gh/ada/mrtr-kit/workshop-2026?urlpath=lab/")
+
+
+# -- the set-up stamp ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_venv(tmp_path):
+    """A folder where kit.py expects a venv's python (the stamp logic only checks it exists)."""
+    bindir = tmp_path / "venv" / ("Scripts" if os.name == "nt" else "bin")
+    bindir.mkdir(parents=True)
+    (bindir / ("python.exe" if os.name == "nt" else "python")).write_text("")
+    return tmp_path / "venv"
+
+
+def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fake_venv):
+    """``lab`` needs ``.[lab]`` only; ``test`` needs ``.[lab,test]``; the stamp names what is in."""
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    assert kit.COMMANDS["lab"][1] == ("lab",)
+    assert kit.COMMANDS["test"][1] == ("lab", "test")
+    commands: list[list[str]] = []
+
+    def record(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(kit.subprocess, "run", record)
+    kit.ensure_env(("lab",))
+    assert commands[-1][-2:] == ["-e", ".[lab]"]
+    assert kit.installed_extras() == ("lab",)
+    commands.clear()
+    kit.ensure_env(("lab",))  # up to date: nothing runs
+    assert commands == []
+    kit.ensure_env(("lab", "test"))  # the test tools are not in yet
+    assert commands[-1][-2:] == ["-e", ".[lab,test]"]
+    commands.clear()
+    kit.ensure_env(("lab",))  # lab,test covers lab
+    assert commands == []
+
+
+def test_a_changed_pyproject_means_installing_again(monkeypatch, fake_venv):
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    kit.STAMP.write_text(f"{'0' * 64} lab,test\n")  # written for another pyproject.toml
+    assert kit.installed_extras() is None
+    kit.STAMP.write_text(f"{kit._pyproject_digest()} lab,test\n")
+    assert kit.installed_extras() == ("lab", "test")
+
+
+# -- doctor on a real, broken environment -------------------------------------------------------
+
+
+def run_kit(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, python: str = ""):
+    return subprocess.run(
+        [python or sys.executable, str(cwd / "tools" / "kit.py"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_doctor_fails_on_a_venv_with_nothing_installed_and_names_the_fix(tmp_path):
+    """A real, fresh venv (no kit, no ipywidgets, no JupyterLab): doctor exits non-zero, says
+    what is missing and prints the command that fixes it."""
+    empty = tmp_path / "empty-venv"
+    venv.EnvBuilder(with_pip=False).create(empty)
+    env = dict(os.environ, MRTR_KIT_VENV=str(empty))
+    env.pop("PYTHONPATH", None)  # the venv sees only what is installed in it
+    done = run_kit("doctor", env=env)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    missing = next(line for line in out.splitlines() if "FAIL  environment: missing:" in line)
+    for package in ("ipywidgets", "jupyterlab", "mrtr-kit", "pydantic"):
+        assert package in missing, missing
+    assert "FAIL  widgets:" in out
+    assert "FAIL  MRTR flow: skipped: mrtr_kit does not import" in out
+    assert "fix: python3 tools/kit.py install" in out
+    assert out.rstrip().endswith("run: python3 tools/kit.py install"), out
+    assert "ok    loopback:" in out  # what does work is said too
+
+
+@pytest.mark.slow
+def test_doctor_without_a_venv_says_how_to_create_it(tmp_path):
+    env = dict(os.environ, MRTR_KIT_VENV=str(tmp_path / "nowhere"))
+    done = run_kit("doctor", env=env)
+    assert done.returncode == 1
+    assert "FAIL  environment: " in done.stdout and "does not exist" in done.stdout
+    assert "fix: python3 tools/kit.py lab" in done.stdout
+
+
+@pytest.mark.slow
+def test_doctor_passes_on_the_environment_running_these_tests():
+    """The kit's own venv (the one running pytest) is complete: every check passes, and the
+    MRTR smoke flow does two rounds over loopback."""
+    prefix = Path(sys.prefix)
+    if not (prefix / ".mrtr-kit-installed").exists():
+        pytest.skip("these tests do not run from a venv that tools/kit.py installed")
+    done = run_kit("doctor", env=dict(os.environ, MRTR_KIT_VENV=str(prefix)))
+    if "mrtr_kit imports from" in done.stdout:
+        pytest.skip("this venv's mrtr_kit is another clone's (a shared venv)")
+    if "was not installed for this pyproject.toml" in done.stdout:
+        pytest.skip("this venv was installed for another pyproject.toml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok    MRTR flow: 2 rounds over http://127.0.0.1:" in done.stdout
+    assert "ok    widgets: the forms render" in done.stdout
+
+
+@pytest.mark.slow
+def test_doctor_under_an_old_python_says_which_python_is_needed():
+    def runs(python: str | None) -> bool:  # a pyenv shim may name one that is not installed
+        return python is not None and subprocess.run([python, "-c", ""]).returncode == 0
+
+    old = next((p for p in map(shutil.which, ("python3.10", "python3.9")) if runs(p)), None)
+    if old is None:
+        pytest.skip("no Python older than 3.11 on this machine")
+    done = run_kit("doctor", python=old)
+    assert done.returncode == 1
+    assert "FAIL  python: 3.1" in done.stdout or "FAIL  python: 3.9" in done.stdout
+    assert "fix: install Python 3.11 or newer" in done.stdout
+
+
+# -- the lessons as committed, and reset --------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def scratch_clone(tmp_path):
+    """A git repository with the kit's script and a small lesson, committed."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "kit"
+    (repo / "tools").mkdir(parents=True)
+    (repo / "notebooks" / "solutions").mkdir(parents=True)
+    shutil.copy(KIT, repo / "tools" / "kit.py")
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    lesson = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"id": "a", "cell_type": "code", "metadata": {}, "execution_count": 1,
+             "source": "print('the lesson')", "outputs": [
+                 {"output_type": "stream", "name": "stdout", "text": "the lesson\n"}]},
+        ],
+    }  # fmt: skip
+    (repo / "notebooks" / "01-first.ipynb").write_text(json.dumps(lesson, indent=1))
+    (repo / "notebooks" / "solutions" / "01_a.py").write_text("answer = 42\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=kit", "-c", "user.email=kit@example.invalid", "commit", "-qm", "l")
+    return repo
+
+
+def learner_saves(path: Path) -> bytes:
+    """What JupyterLab's autosave does after a learner ran and edited a cell."""
+    nb = json.loads(path.read_text())
+    nb["cells"][0]["source"] = "print('my answer')"
+    nb["cells"][0]["outputs"][0]["text"] = "my answer\n"
+    nb["cells"][0]["execution_count"] = 7
+    path.write_text(json.dumps(nb, indent=1))
+    return path.read_bytes()
+
+
+@pytest.mark.slow
+def test_test_reads_the_lessons_as_committed_not_the_learners_copy(monkeypatch, scratch_clone):
+    committed = (scratch_clone / "notebooks" / "01-first.ipynb").read_bytes()
+    learner_saves(scratch_clone / "notebooks" / "01-first.ipynb")
+    kit = load_kit(monkeypatch, scratch_clone / "tools" / "kit.py")
+    assert kit.edited_lessons() == ["notebooks/01-first.ipynb"]
+    folder = kit.lessons_to_test(working_copy=False)
+    assert folder == scratch_clone / ".jupyter-test" / "lessons" / "notebooks"
+    assert (folder / "01-first.ipynb").read_bytes() == committed
+    assert (folder / "solutions" / "01_a.py").read_text() == "answer = 42\n"
+    assert kit.lessons_to_test(working_copy=True) == scratch_clone / "notebooks"
+
+
+@pytest.mark.slow
+def test_without_git_the_lessons_are_tested_as_they_are(monkeypatch, scratch_clone):
+    shutil.rmtree(scratch_clone / ".git")
+    kit = load_kit(monkeypatch, scratch_clone / "tools" / "kit.py")
+    assert kit.lessons_to_test(working_copy=False) == scratch_clone / "notebooks"
+
+
+@pytest.mark.slow
+def test_reset_restores_the_lesson_and_keeps_the_learners_copy(scratch_clone):
+    lesson = scratch_clone / "notebooks" / "01-first.ipynb"
+    committed = lesson.read_bytes()
+    mine = learner_saves(lesson)
+    done = run_kit("reset", "01", cwd=scratch_clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert lesson.read_bytes() == committed
+    (kept,) = (scratch_clone / "notebooks" / "saved").glob("01-first-*.ipynb")
+    assert kept.read_bytes() == mine
+    assert f"your copy is saved as notebooks/saved/{kept.name}" in done.stdout
+    assert "notebooks/01-first.ipynb: restored as committed" in done.stdout
+    assert git(scratch_clone, "status", "--porcelain", "--untracked-files=no") == ""
+    again = run_kit("reset", cwd=scratch_clone)  # nothing edited any more
+    assert "every lesson is as committed" in again.stdout
+
+
+@pytest.mark.slow
+def test_reset_of_an_unknown_lesson_names_the_lessons(scratch_clone):
+    done = run_kit("reset", "09", cwd=scratch_clone)
+    assert done.returncode == 2
+    assert "no lesson matches '09'; the lessons: 01-first.ipynb" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("remote", "code", "said"),
+    [
+        ("git@github.com:ada/mrtr-kit.git", 0, LAUNCH),
+        ("https://gitlab.com/ada/mrtr-kit.git", 2, "not a GitHub repository"),
+        (None, 2, "no remote named origin"),
+    ],
+)
+def test_binder_url_reads_the_origin_remote(scratch_clone, remote, code, said):
+    if remote:
+        git(scratch_clone, "remote", "add", "origin", remote)
+    done = run_kit("binder-url", cwd=scratch_clone)
+    assert done.returncode == code, done.stdout
+    assert said in done.stdout
+    if code == 0:
+        assert (
+            f"[![Launch on Binder](https://mybinder.org/badge_logo.svg)]({LAUNCH})" in done.stdout
+        )
+
+
+def test_kit_module_needs_only_the_standard_library():
+    """kit.py runs before anything is installed: every import it makes is in the stdlib."""
+    import ast
+
+    tree = ast.parse(KIT.read_text())
+    names = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert names - {"__future__"} <= sys.stdlib_module_names, names - sys.stdlib_module_names
