@@ -42,7 +42,15 @@ from typing import Any
 
 import h11
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MRTR_METHODS,
+    PROTOCOL_VERSION,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the fuzzers' shared vocabulary lives with the tests
@@ -229,8 +237,8 @@ class Generator:
         rng = self.rng
         method = rng.choice(hostile.METHODS)
         meta: dict[str, Any] = {
-            c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-            c.META_CLIENT_CAPABILITIES: rng.choice(
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: rng.choice(
                 [{}, {"elicitation": {}}, {"elicitation": {}, "sampling": {}, "roots": {}}]
             ),
         }
@@ -252,12 +260,12 @@ class Generator:
             (b"Host", self.host),
             (b"Content-Type", b"application/json"),
             (b"Accept", b"application/json, text/event-stream"),
-            (c.HEADER_PROTOCOL_VERSION.encode(), c.PROTOCOL_VERSION.encode()),
-            (c.HEADER_METHOD.encode(), method.encode()),
+            (HEADER_PROTOCOL_VERSION.encode(), PROTOCOL_VERSION.encode()),
+            (HEADER_METHOD.encode(), method.encode()),
         ]
-        if method in c.MRTR_METHODS:
+        if method in MRTR_METHODS:
             target = params.get("uri" if method == "resources/read" else "name", "")
-            lines.append((c.HEADER_NAME.encode(), str(target).encode()))
+            lines.append((HEADER_NAME.encode(), str(target).encode()))
         return message, lines
 
     def case(self) -> Case:
@@ -304,9 +312,9 @@ class Generator:
         elif slot == "_meta":
             params["_meta"] = value
         elif slot == "version":
-            params["_meta"][c.META_PROTOCOL_VERSION] = value
+            params["_meta"][META_PROTOCOL_VERSION] = value
         elif slot == "caps":
-            params["_meta"][c.META_CLIENT_CAPABILITIES] = value
+            params["_meta"][META_CLIENT_CAPABILITIES] = value
         elif slot == "token":
             params["_meta"]["progressToken"] = value
         elif slot == "arguments":
@@ -519,8 +527,8 @@ async def big_bodies(server: Server, tally: Tally) -> list[str]:
     """The three 100 MB cases, one after another, with the server's memory watched."""
     lines = [
         (b"Host", f"{HOST}:{server.port}".encode()),
-        (c.HEADER_PROTOCOL_VERSION.encode(), c.PROTOCOL_VERSION.encode()),
-        (c.HEADER_METHOD.encode(), b"tools/list"),
+        (HEADER_PROTOCOL_VERSION.encode(), PROTOCOL_VERSION.encode()),
+        (HEADER_METHOD.encode(), b"tools/list"),
     ]
     chunk = b"x" * 65536
     parts = [chunk] * (100 * MB // len(chunk))
@@ -555,8 +563,8 @@ async def slow_connections(server: Server, tally: Tally) -> list[str]:
     """A slow drip, an idle connection and half a head, against the server's timeouts."""
     lines = [
         (b"Host", f"{HOST}:{server.port}".encode()),
-        (c.HEADER_PROTOCOL_VERSION.encode(), c.PROTOCOL_VERSION.encode()),
-        (c.HEADER_METHOD.encode(), b"tools/list"),
+        (HEADER_PROTOCOL_VERSION.encode(), PROTOCOL_VERSION.encode()),
+        (HEADER_METHOD.encode(), b"tools/list"),
     ]
     drip = exchange(server.port, request_head(lines, 200), [b" "] * 200, drip_s=0.5, timeout=30)
     idle = closed_after(server.port, b"")
@@ -609,16 +617,16 @@ async def tool_names(port: int) -> list[str]:
             "method": "tools/list",
             "params": {
                 "_meta": {
-                    c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-                    c.META_CLIENT_CAPABILITIES: {},
+                    META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+                    META_CLIENT_CAPABILITIES: {},
                 }
             },
         }
     ).encode()
     lines = [
         (b"Host", f"{HOST}:{port}".encode()),
-        (c.HEADER_PROTOCOL_VERSION.encode(), c.PROTOCOL_VERSION.encode()),
-        (c.HEADER_METHOD.encode(), b"tools/list"),
+        (HEADER_PROTOCOL_VERSION.encode(), PROTOCOL_VERSION.encode()),
+        (HEADER_METHOD.encode(), b"tools/list"),
     ]
     out = await exchange(port, request_head(lines, len(body)), [body])
     return [t["name"] for t in json.loads(out.body)["result"]["tools"]]

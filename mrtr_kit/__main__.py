@@ -199,7 +199,7 @@ async def run_demo(
     from .client import AnswerContext, McpClient, McpClientError
     from .console import ConsoleForm
     from .examples import weather
-    from .protocol import constants as c
+    from .protocol.constants import META_SERVER_INFO
     from .server.http import create_app
 
     app = create_app(weather.build_server())
@@ -213,7 +213,7 @@ async def run_demo(
             while not call.is_complete:
                 needs = call.input_required
                 assert needs is not None
-                server_info = (needs.result.get("_meta") or {}).get(c.META_SERVER_INFO)
+                server_info = (needs.result.get("_meta") or {}).get(META_SERVER_INFO)
                 answers = {}
                 for key, request in needs.input_requests.items():  # MRTR-C1: answer them all
                     ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)

@@ -8,7 +8,15 @@ from typing import Any
 
 import httpx
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+)
 from mrtr_kit.server import McpServer, Reply
 
 _ids = itertools.count(1)
@@ -16,9 +24,9 @@ _ids = itertools.count(1)
 
 def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     m: dict[str, Any] = {
-        c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.META_CLIENT_CAPABILITIES: {} if capabilities is None else capabilities,
-        c.META_CLIENT_INFO: {"name": "kit-tests", "version": "0"},
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: {} if capabilities is None else capabilities,
+        META_CLIENT_INFO: {"name": "kit-tests", "version": "0"},
     }
     m.update(extra)
     return m
@@ -35,11 +43,11 @@ def headers(method: str, name: str | None = None, **extra: str) -> dict[str, str
     h = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.HEADER_METHOD: method,
+        HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        HEADER_METHOD: method,
     }
     if name is not None:
-        h[c.HEADER_NAME] = name
+        h[HEADER_NAME] = name
     h.update(extra)
     return h
 
@@ -52,8 +60,8 @@ def discover_over_http(
     sent = {
         **(headers or {}),
         "Accept": "application/json, text/event-stream",
-        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.HEADER_METHOD: "server/discover",
+        HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        HEADER_METHOD: "server/discover",
     }
     return httpx.post(url, json=body, headers=sent, timeout=timeout)
 

@@ -23,7 +23,7 @@ from helpers import discover_over_http
 from mrtr_kit.__main__ import main, run_demo
 from mrtr_kit.examples.fake_weather import describe
 from mrtr_kit.fleet import free_port
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,7 +66,7 @@ def test_serve_answers_server_discover_over_real_http(example):
         response = wait_for(url, proc)
         assert response.status_code == 200
         answer = response.json()
-        assert answer["result"]["supportedVersions"] == [c.PROTOCOL_VERSION]
+        assert answer["result"]["supportedVersions"] == [PROTOCOL_VERSION]
         assert "tools" in answer["result"]["capabilities"]
     finally:
         out = stop(proc)

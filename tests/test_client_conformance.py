@@ -19,7 +19,11 @@ from starlette.routing import Route
 
 from mrtr_kit.client import conformance
 from mrtr_kit.lessons.basics import LoopbackServer
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+)
 
 CONFIRM = {
     "confirm": {
@@ -154,9 +158,9 @@ def test_request_metadata_scenario(monkeypatch):
     assert methods == ["server/discover", "server/discover", "tools/list"]
     for message, headers in mock.posts:
         meta = message["params"]["_meta"]
-        assert headers["mcp-protocol-version"] == meta[c.META_PROTOCOL_VERSION] == "2026-07-28"
-        assert meta[c.META_CLIENT_INFO]["name"]
-        caps = meta[c.META_CLIENT_CAPABILITIES]
+        assert headers["mcp-protocol-version"] == meta[META_PROTOCOL_VERSION] == "2026-07-28"
+        assert meta[META_CLIENT_INFO]["name"]
+        caps = meta[META_CLIENT_CAPABILITIES]
         assert set(caps) == {"elicitation", "sampling", "roots"}
         assert all(isinstance(v, dict) for v in caps.values())
 

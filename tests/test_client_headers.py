@@ -19,7 +19,13 @@ from mrtr_kit.client.headers import (
     header_annotations,
     param_header_value,
 )
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PARAM_PREFIX,
+    HEADER_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION,
+)
 from mrtr_kit.protocol.headers import decode_value
 
 
@@ -84,8 +90,8 @@ def test_http_7_version_and_method_on_every_request():
     no Mcp-Name on methods without a name."""
     req = RequestFactory(protocol_version="2026-07-28").request("tools/list")
     assert request_headers(req) == {
-        c.HEADER_PROTOCOL_VERSION: req["params"]["_meta"][c.META_PROTOCOL_VERSION],
-        c.HEADER_METHOD: "tools/list",
+        HEADER_PROTOCOL_VERSION: req["params"]["_meta"][META_PROTOCOL_VERSION],
+        HEADER_METHOD: "tools/list",
     }
 
 
@@ -103,9 +109,9 @@ def test_http_11_name_header_on_first_round_and_retry():
     )
     retry = call.retry_request()
     for req in (first, retry):
-        assert request_headers(req)[c.HEADER_NAME] == "file:///path/to/file%20name.txt"
+        assert request_headers(req)[HEADER_NAME] == "file:///path/to/file%20name.txt"
     prompt = f.request("prompts/get", {"name": "naïve"})
-    assert request_headers(prompt)[c.HEADER_NAME] == b64("naïve")
+    assert request_headers(prompt)[HEADER_NAME] == b64("naïve")
 
 
 def test_http_12_annotated_arguments_are_mirrored():
@@ -137,7 +143,7 @@ def test_http_12_annotated_arguments_are_mirrored():
     }
     req = RequestFactory().request("tools/call", {"name": "t", "arguments": arguments})
     headers = request_headers(req, header_annotations(schema))
-    params = {k: v for k, v in headers.items() if k.startswith(c.HEADER_PARAM_PREFIX)}
+    params = {k: v for k, v in headers.items() if k.startswith(HEADER_PARAM_PREFIX)}
     assert params == {
         "Mcp-Param-Region": "us-west1",
         "Mcp-Param-Priority": "42",
@@ -145,7 +151,7 @@ def test_http_12_annotated_arguments_are_mirrored():
         "Mcp-Param-Method": "test-method",
         "Mcp-Param-Zone": "b",
     }
-    assert headers[c.HEADER_METHOD] == "tools/call"  # Mcp-Param-Method is not Mcp-Method
+    assert headers[HEADER_METHOD] == "tools/call"  # Mcp-Param-Method is not Mcp-Method
 
 
 # --- HTTP-13: the tools/list filter -----------------------------------------------------------

@@ -37,7 +37,12 @@ from mrtr_kit.client.rounds import (
     result_of,
     state_only_delay,
 )
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    MRTR_METHODS,
+)
 
 FORM = {
     "method": "elicitation/create",
@@ -81,24 +86,24 @@ def test_core_10_every_request_has_meta_with_version_capabilities_and_client_inf
     """CORE-10 / CORE-12: _meta with protocolVersion, clientCapabilities, clientInfo."""
     req = factory().request("tools/list")
     meta = req["params"]["_meta"]
-    assert meta[c.META_PROTOCOL_VERSION] == "2026-07-28"
-    assert meta[c.META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
-    assert meta[c.META_CLIENT_INFO]["name"] == "mrtr-kit-client"
+    assert meta[META_PROTOCOL_VERSION] == "2026-07-28"
+    assert meta[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert meta[META_CLIENT_INFO]["name"] == "mrtr-kit-client"
 
 
 def test_core_12_client_info_can_be_switched_off():
     """CORE-12: clientInfo is a SHOULD 'unless configured not to'."""
     meta = RequestFactory(client_info=None).request("tools/list")["params"]["_meta"]
-    assert c.META_CLIENT_INFO not in meta
+    assert META_CLIENT_INFO not in meta
 
 
 def test_meta_objects_are_fresh_for_each_request():
     """CORE-10: a new _meta every time; mutating one request cannot change the next."""
     f = factory()
     first = f.request("tools/list")
-    first["params"]["_meta"][c.META_CLIENT_CAPABILITIES]["sampling"] = {}
+    first["params"]["_meta"][META_CLIENT_CAPABILITIES]["sampling"] = {}
     second = f.request("tools/list")
-    assert second["params"]["_meta"][c.META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert second["params"]["_meta"][META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
 
 
 def test_extra_meta_cannot_override_required_keys():
@@ -106,7 +111,7 @@ def test_extra_meta_cannot_override_required_keys():
     f = factory()
     assert f.request("x", extra_meta={"progressToken": "p"})["params"]["_meta"]["progressToken"]
     with pytest.raises(ValueError):
-        f.request("x", extra_meta={c.META_PROTOCOL_VERSION: "1999-01-01"})
+        f.request("x", extra_meta={META_PROTOCOL_VERSION: "1999-01-01"})
 
 
 def test_capabilities_are_json_objects():
@@ -154,7 +159,7 @@ def test_mrtr_r3_input_required_on_other_methods_is_a_protocol_violation(method)
         interpret_result(method, irr({"k": FORM}, "s"))
 
 
-@pytest.mark.parametrize("method", sorted(c.MRTR_METHODS))
+@pytest.mark.parametrize("method", sorted(MRTR_METHODS))
 def test_mrtr_r1_input_required_is_read_on_the_three_methods(method):
     """MRTR-R1: tools/call, prompts/get and resources/read may answer input_required."""
     assert isinstance(interpret_result(method, irr({"k": FORM})), NeedsInput)

@@ -37,7 +37,12 @@ from mrtr_kit.client import (
 )
 from mrtr_kit.fleet import free_port
 from mrtr_kit.lessons.basics import LoopbackServer
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+)
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.context import create_message, elicit_form, list_roots
 from mrtr_kit.server.http import create_app
@@ -187,8 +192,8 @@ def test_auto_loop_answers_and_retries_until_complete():
         "name": {"action": "accept", "content": {"name": "Ann"}}
     }
     for record in trace:
-        assert record.headers[c.HEADER_NAME] == "greet"
-        assert record.headers[c.HEADER_METHOD] == "tools/call"
+        assert record.headers[HEADER_NAME] == "greet"
+        assert record.headers[HEADER_METHOD] == "tools/call"
         assert record.headers["Accept"] == "application/json, text/event-stream"
         assert record.headers["Content-Type"] == "application/json"
 
@@ -427,7 +432,7 @@ def test_capabilities_follow_the_registered_handlers():
     assert error.code == -32021 and error.http_status == 400
     assert error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
     meta = sent(trace[0])["_meta"]
-    assert meta[c.META_CLIENT_CAPABILITIES] == {}
+    assert meta[META_CLIENT_CAPABILITIES] == {}
 
 
 def test_http_12_param_headers_reach_the_server_encoded():
@@ -641,7 +646,7 @@ def test_ver_2_unsupported_version_is_retried_once_with_a_supported_one():
     assert result["supportedVersions"] == ["2026-07-28"]
     (first, _), (second, headers) = stub.requests
     assert second["id"] != first["id"]
-    assert second["params"]["_meta"][c.META_PROTOCOL_VERSION] == "2026-07-28"
+    assert second["params"]["_meta"][META_PROTOCOL_VERSION] == "2026-07-28"
     assert headers["mcp-protocol-version"] == "2026-07-28"
     assert [r.http_status for r in trace] == [400, 200]
 

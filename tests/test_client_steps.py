@@ -36,7 +36,7 @@ from mrtr_kit.client import (
     client_capabilities,
 )
 from mrtr_kit.client.rounds import PlainRequest, check_response_id
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import META_PROTOCOL_VERSION, META_SERVER_INFO
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 
@@ -148,7 +148,7 @@ def test_mrtr_c1_answer_these_asks_every_question_with_who_is_asking():
     result = {
         "resultType": "input_required",
         "inputRequests": {"b": FORM, "a": SAMPLE},
-        "_meta": {c.META_SERVER_INFO: SERVER_INFO},
+        "_meta": {META_SERVER_INFO: SERVER_INFO},
     }
     step = call.receive({"jsonrpc": "2.0", "id": first["id"], "result": result})
     assert isinstance(step, AnswerThese) and step is call.step
@@ -243,7 +243,7 @@ def test_ver_2_resend_is_the_same_round_under_a_fresh_id_and_a_supported_version
     assert isinstance(step, Resend) and call.rounds == 2
     again = step.request
     assert again["id"] != retry["id"]
-    assert again["params"]["_meta"][c.META_PROTOCOL_VERSION] == "2026-07-28"
+    assert again["params"]["_meta"][META_PROTOCOL_VERSION] == "2026-07-28"
     assert again["params"]["requestState"] is retry["params"]["requestState"]
     assert again["params"]["inputResponses"] == retry["params"]["inputResponses"]
     assert f.protocol_version == "2026-07-28"

@@ -13,7 +13,7 @@ import pytest
 from helpers import error, request, result, run
 
 from mrtr_kit.examples import conformance
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import META_LOG_LEVEL, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 from mrtr_kit.server.http import http_status
 
 # The harness's default capabilities (§3).
@@ -37,7 +37,7 @@ def call(server, name, caps=HARNESS_CAPS, emit=None, meta_extra=None, **params):
 
 
 def is_input_required(res):
-    return res["resultType"] == c.RESULT_INPUT_REQUIRED
+    return res["resultType"] == RESULT_INPUT_REQUIRED
 
 
 def test_first_tool_succeeds_with_empty_arguments_and_every_item_is_described(server):
@@ -110,7 +110,7 @@ def test_extra_answer_keys_are_ignored(server):
         "unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}},
         "another_unexpected": {"action": "accept", "content": {"baz": 123}},
     }
-    assert result(call(server, ELICIT, inputResponses=answers))["resultType"] == c.RESULT_COMPLETE
+    assert result(call(server, ELICIT, inputResponses=answers))["resultType"] == RESULT_COMPLETE
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_tampered_state_is_rejected_with_an_error_not_a_reprompt(server):
     )
     assert error(reply)["code"] == -32602
     good = result(call(server, name, inputResponses=answers, requestState=first["requestState"]))
-    assert good["resultType"] == c.RESULT_COMPLETE
+    assert good["resultType"] == RESULT_COMPLETE
 
 
 def test_request_state_round_trip_says_state_ok(server):
@@ -293,7 +293,7 @@ def test_logging_tool_logs_only_when_the_request_sets_a_level(server):
         async def emit(message, sent=sent):
             sent.append(message)
 
-        extra = {c.META_LOG_LEVEL: level} if level else {}
+        extra = {META_LOG_LEVEL: level} if level else {}
         assert result(call(server, "test_logging_tool", emit=emit, meta_extra=extra))["content"]
         assert len(sent) == expected, level  # CORE-14
         assert all(m["method"] == "notifications/message" for m in sent)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import META_CLIENT_INFO, PROTOCOL_VERSION, RESULT_INPUT_REQUIRED
 from mrtr_kit.protocol.models import (
     CreateMessageRequest,
     CreateMessageRequestParams,
@@ -88,8 +88,8 @@ def test_ver_5_a_removed_method_names_the_versions_this_server_speaks():
     s = McpServer("modern", state_key=KEY)
     err = error(call(s, "initialize", {"protocolVersion": "2025-11-25"}))
     assert err["code"] == -32601
-    assert err["data"]["removedIn"] == c.PROTOCOL_VERSION
-    assert c.PROTOCOL_VERSION in err["data"]["supported"]
+    assert err["data"]["removedIn"] == PROTOCOL_VERSION
+    assert PROTOCOL_VERSION in err["data"]["supported"]
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -404,7 +404,7 @@ def test_core_11_a_bad_meta_value_inside_a_list_is_invalid_params_naming_where()
     s = McpServer("meta", state_key=KEY)
     message = request("tools/list")
     info = {"name": "n", "version": "1", "icons": [1]}
-    message["params"]["_meta"][c.META_CLIENT_INFO] = info
+    message["params"]["_meta"][META_CLIENT_INFO] = info
     reply = run(s, message)
     assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
     assert "clientInfo.icons.0" in reply.body["error"]["message"]
@@ -482,4 +482,4 @@ def test_samp_3_include_context_none_needs_no_context_capability():
     """
     s = sampling_server({"includeContext": "none"})
     res = result(call(s, "tools/call", {"name": "ask"}, capabilities={"sampling": {}}))
-    assert res["resultType"] == c.RESULT_INPUT_REQUIRED
+    assert res["resultType"] == RESULT_INPUT_REQUIRED

@@ -10,7 +10,7 @@ import pytest
 from helpers import error, request, result, run
 
 from mrtr_kit.examples import EXAMPLES, booking, deprecated_inputs, lessons, travel_guide, weather
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import PROTOCOL_VERSION, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import http_status
 
@@ -31,13 +31,13 @@ def accept(**content):
 
 def only_request(res):
     """The single (key, request) of an input_required result."""
-    assert res["resultType"] == c.RESULT_INPUT_REQUIRED, res
+    assert res["resultType"] == RESULT_INPUT_REQUIRED, res
     ((key, req),) = res["inputRequests"].items()
     return key, req
 
 
 def text_of(res):
-    assert res["resultType"] == c.RESULT_COMPLETE, res
+    assert res["resultType"] == RESULT_COMPLETE, res
     return " ".join(block["text"] for block in res["content"] if block["type"] == "text")
 
 
@@ -59,7 +59,7 @@ def test_registry_has_one_example_per_lesson_and_the_conformance_server():
 def test_every_example_answers_discover_and_lists_described_features(name):
     server = EXAMPLES[name]()
     discover = result(run(server, request("server/discover")))
-    assert discover["supportedVersions"] == [c.PROTOCOL_VERSION]
+    assert discover["supportedVersions"] == [PROTOCOL_VERSION]
     caps = discover["capabilities"]
     # CONFORMANCE §10: never advertise listChanged / subscribe without subscriptions/listen.
     assert all("listChanged" not in v and "subscribe" not in v for v in caps.values())
@@ -373,7 +373,7 @@ def read(server, uri, caps=FORM, **retry):
 
 
 def prompt_text(res):
-    assert res["resultType"] == c.RESULT_COMPLETE, res
+    assert res["resultType"] == RESULT_COMPLETE, res
     return res["messages"][0]["content"]["text"]
 
 
@@ -448,7 +448,7 @@ def test_list_methods_never_ask_for_input():
     # MRTR-R2: only tools/call, prompts/get and resources/read may answer input_required.
     server = lessons.build_server()
     for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list"):
-        assert result(run(server, request(method)))["resultType"] == c.RESULT_COMPLETE
+        assert result(run(server, request(method)))["resultType"] == RESULT_COMPLETE
 
 
 # -- (d) the deprecated inputs: sampling and roots ---------------------------------------------
@@ -684,7 +684,7 @@ def _outcome(reply):
     if "error" in reply.body:
         return ("error", reply.body["error"]["code"])
     res = reply.body["result"]
-    if res["resultType"] == c.RESULT_INPUT_REQUIRED:
+    if res["resultType"] == RESULT_INPUT_REQUIRED:
         return ("input_required", tuple(sorted(res["inputRequests"])))
     return ("complete", repr({k: v for k, v in res.items() if k != "_meta"}))
 
@@ -699,7 +699,7 @@ def walk_forms(name):
         assert "error" not in reply.body, (name, method, params, reply.body)
         for _round in range(6):
             res = reply.body["result"]
-            if res["resultType"] != c.RESULT_INPUT_REQUIRED:
+            if res["resultType"] != RESULT_INPUT_REQUIRED:
                 break
             requests, state = res["inputRequests"], res.get("requestState")
             if not any("requestedSchema" in r.get("params", {}) for r in requests.values()):

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+    RESULT_INPUT_REQUIRED,
+)
 from mrtr_kit.protocol.elicitation import SchemaOutsideSubset
 from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.models import ElicitRequestFormParams, RequestMeta
@@ -37,8 +42,8 @@ STATE = {"step": "details"}
 def context(answers: dict[str, Any]) -> RequestContext:
     meta = RequestMeta.model_validate(
         {
-            c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-            c.META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}},
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}},
         }
     )
     return RequestContext("tools/call", "t", {}, meta, None, answers, None)
@@ -175,12 +180,12 @@ def call(server: McpServer, **params: Any) -> Any:
 def test_mrtr_e4_elic_14_every_outcome_on_the_wire():
     server = booking_like_server()
     first = result(call(server))
-    assert first["resultType"] == c.RESULT_INPUT_REQUIRED and first["requestState"]
+    assert first["resultType"] == RESULT_INPUT_REQUIRED and first["requestState"]
     assert first["inputRequests"]["details"]["params"]["message"] == MESSAGE
 
     bad = {"details": {"action": "accept", "content": {"party": 13, "when": "2026-09-01"}}}
     again = result(call(server, inputResponses=bad, requestState=first["requestState"]))
-    assert again["resultType"] == c.RESULT_INPUT_REQUIRED
+    assert again["resultType"] == RESULT_INPUT_REQUIRED
     message = again["inputRequests"]["details"]["params"]["message"]
     assert message == f"Please check your answer: party must be at most 12. {MESSAGE}"
 

@@ -16,7 +16,12 @@ import pytest
 from helpers import headers, meta
 
 from mrtr_kit.lessons.basics import LoopbackServer
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION,
+)
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
@@ -156,7 +161,7 @@ def test_oversized_body_is_413():
 # --- standard headers --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("missing", [c.HEADER_PROTOCOL_VERSION, c.HEADER_METHOD, c.HEADER_NAME])
+@pytest.mark.parametrize("missing", [HEADER_PROTOCOL_VERSION, HEADER_METHOD, HEADER_NAME])
 def test_http_15_missing_standard_header_is_400_header_mismatch(missing):
     """HTTP-15: a missing MCP-Protocol-Version, Mcp-Method or Mcp-Name -> 400, -32020,
     with the request id echoed."""
@@ -170,7 +175,7 @@ def test_http_15_missing_standard_header_is_400_header_mismatch(missing):
 def test_http_7_version_header_must_equal_meta():
     """HTTP-7: MCP-Protocol-Version differs from _meta -> 400, -32020 (before -32022)."""
     payload = body("server/discover")
-    payload["params"]["_meta"] = {**meta(), c.META_PROTOCOL_VERSION: "v999.0.0"}
+    payload["params"]["_meta"] = {**meta(), META_PROTOCOL_VERSION: "v999.0.0"}
     resp = post(payload, headers("server/discover"))
     assert resp.status_code == 400 and jsonrpc_error(resp)["code"] == -32020
 
@@ -178,8 +183,8 @@ def test_http_7_version_header_must_equal_meta():
 def test_http_16_unsupported_version_is_400():
     """HTTP-16: header and _meta agree on an unsupported version -> 400, -32022."""
     payload = body("server/discover")
-    payload["params"]["_meta"][c.META_PROTOCOL_VERSION] = "v999.0.0"
-    resp = post(payload, headers("server/discover", **{c.HEADER_PROTOCOL_VERSION: "v999.0.0"}))
+    payload["params"]["_meta"][META_PROTOCOL_VERSION] = "v999.0.0"
+    resp = post(payload, headers("server/discover", **{HEADER_PROTOCOL_VERSION: "v999.0.0"}))
     assert resp.status_code == 400
     assert jsonrpc_error(resp)["data"] == {"supported": ["2026-07-28"], "requested": "v999.0.0"}
 
@@ -187,7 +192,7 @@ def test_http_16_unsupported_version_is_400():
 def test_http_8_names_case_insensitive_values_case_sensitive():
     """HTTP-8: `mcp-method` is the same header; `TOOLS/LIST` is not the same value."""
     h = headers("tools/list")
-    del h[c.HEADER_METHOD]
+    del h[HEADER_METHOD]
     ok = post(body("tools/list"), {**h, "mcp-method": "tools/list"})
     assert ok.status_code == 200 and "result" in ok.json()
     bad = post(body("tools/list"), {**h, "MCP-METHOD": "TOOLS/LIST"})
@@ -196,16 +201,16 @@ def test_http_8_names_case_insensitive_values_case_sensitive():
 
 def test_http_10_sentinel_encoded_name_is_decoded_and_whitespace_trimmed():
     """HTTP-9 / HTTP-10: `=?base64?…?=` is decoded before comparing; surrounding OWS trimmed."""
-    assert call_tool("greet", **{c.HEADER_NAME: "=?base64?Z3JlZXQ=?="}).status_code == 200
-    assert call_tool("greet", **{c.HEADER_NAME: "  greet "}).status_code == 200
-    wrong = call_tool("greet", **{c.HEADER_NAME: "regional"})
+    assert call_tool("greet", **{HEADER_NAME: "=?base64?Z3JlZXQ=?="}).status_code == 200
+    assert call_tool("greet", **{HEADER_NAME: "  greet "}).status_code == 200
+    wrong = call_tool("greet", **{HEADER_NAME: "regional"})
     assert wrong.status_code == 400 and jsonrpc_error(wrong)["code"] == -32020
 
 
 @pytest.mark.parametrize("value", ["=?base64?Z3JlZXQ?=", "=?base64?Z3!!ZXQ=?="])
 def test_http_9_invalid_base64_sentinel_is_rejected(value):
     """HTTP-9 / HTTP-15: bad padding or characters inside the sentinel -> 400, -32020."""
-    resp = call_tool("greet", **{c.HEADER_NAME: value})
+    resp = call_tool("greet", **{HEADER_NAME: value})
     assert resp.status_code == 400 and jsonrpc_error(resp)["code"] == -32020
 
 
@@ -258,7 +263,7 @@ def test_http_9_non_ascii_header_value_is_rejected():
             transport=httpx.ASGITransport(APP), base_url="http://127.0.0.1"
         ) as client:
             h = headers("tools/call")
-            h[c.HEADER_NAME] = "caf\u00e9".encode()  # type: ignore[assignment]
+            h[HEADER_NAME] = "caf\u00e9".encode()  # type: ignore[assignment]
             payload = json.dumps(body("tools/call", {"name": "café"})).encode()
             return await client.post("/mcp", content=payload, headers=h)
 

@@ -27,7 +27,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrtr_kit.examples import conformance
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MRTR_METHODS,
+    PROTOCOL_VERSION,
+)
 from mrtr_kit.server.hosts import parse_host
 from mrtr_kit.server.http import LOOPBACK_HOSTS, create_app
 
@@ -88,8 +96,8 @@ def requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str]]:
     """A request body and headers: built valid, then maybe broken in one or two places."""
     method = draw(st.sampled_from(METHODS))
     meta: dict[str, Any] = {
-        c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.META_CLIENT_CAPABILITIES: draw(
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: draw(
             st.sampled_from([{}, {"elicitation": {}}, {"sampling": {}, "roots": {}}])
         ),
     }
@@ -105,9 +113,9 @@ def requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str]]:
             params["arguments"] = draw(json_value)
     if method == "resources/read":
         params["uri"] = draw(st.sampled_from(["test://static-text", "test://x"]) | st.text())
-    if method in c.MRTR_METHODS and draw(st.booleans()):
+    if method in MRTR_METHODS and draw(st.booleans()):
         params["inputResponses"] = draw(json_value)
-    if method in c.MRTR_METHODS and draw(st.booleans()):
+    if method in MRTR_METHODS and draw(st.booleans()):
         params["requestState"] = draw(st.text(max_size=30) | json_value)
     if method == "initialize" and draw(st.booleans()):
         params = {"protocolVersion": draw(st.text(max_size=12)), "capabilities": {}}
@@ -146,11 +154,11 @@ def requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str]]:
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.HEADER_METHOD: method,
+        HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        HEADER_METHOD: method,
     }
-    if method in c.MRTR_METHODS:
-        headers[c.HEADER_NAME] = str(params.get("uri" if method == "resources/read" else "name"))
+    if method in MRTR_METHODS:
+        headers[HEADER_NAME] = str(params.get("uri" if method == "resources/read" else "name"))
     if draw(st.integers(0, 3)) == 0:
         victim = draw(st.sampled_from(sorted(headers)))
         if draw(st.booleans()):
@@ -233,7 +241,7 @@ def test_fuzzed_requests_never_get_a_500_and_always_a_jsonrpc_answer(case):
 @given(st.binary(max_size=300))
 def test_fuzzed_raw_bytes_are_parse_errors_or_answers(data):
     """CORE-1 / KIT: arbitrary bytes as a body: a JSON-RPC error (mostly -32700), never a 5xx."""
-    headers = {c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION, c.HEADER_METHOD: "tools/list"}
+    headers = {HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION, HEADER_METHOD: "tools/list"}
     check_response(asyncio.run(_post(data, headers)))
 
 
@@ -254,8 +262,8 @@ def test_fuzzed_host_and_origin_are_403_unless_exactly_an_allowed_host(host, ori
     """HTTP-27 / HTTP-29: the request passes only if Host (and Origin, when sent) parse as
     exactly an allowed host; anything else is 403 with an id-less JSON-RPC error."""
     lines = [
-        (c.HEADER_PROTOCOL_VERSION, c.PROTOCOL_VERSION),
-        (c.HEADER_METHOD, "server/discover"),
+        (HEADER_PROTOCOL_VERSION, PROTOCOL_VERSION),
+        (HEADER_METHOD, "server/discover"),
         ("Host", host),
     ]
     if origin is not None:
@@ -267,8 +275,8 @@ def test_fuzzed_host_and_origin_are_403_unless_exactly_an_allowed_host(host, ori
             "method": "server/discover",
             "params": {
                 "_meta": {
-                    c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-                    c.META_CLIENT_CAPABILITIES: {},
+                    META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+                    META_CLIENT_CAPABILITIES: {},
                 }
             },
         }

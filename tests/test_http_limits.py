@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 from helpers import request
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import HEADER_METHOD, HEADER_PROTOCOL_VERSION, PROTOCOL_VERSION
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import MAX_BODY_BYTES, bind_tcp, create_app, uvicorn_config
 
@@ -74,8 +74,8 @@ def scope(extra_headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
     headers = [
         (b"host", b"127.0.0.1:8000"),
         (b"content-type", b"application/json"),
-        (c.HEADER_PROTOCOL_VERSION.lower().encode(), c.PROTOCOL_VERSION.encode()),
-        (c.HEADER_METHOD.lower().encode(), b"server/discover"),
+        (HEADER_PROTOCOL_VERSION.lower().encode(), PROTOCOL_VERSION.encode()),
+        (HEADER_METHOD.lower().encode(), b"server/discover"),
         *extra_headers,
     ]
     return {
@@ -218,7 +218,7 @@ def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
     body = json.dumps(request("server/discover")).encode()
     head = (
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n{c.HEADER_METHOD}: server/discover"
+        f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n{HEADER_METHOD}: server/discover"
         f"\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
     closed, received = _closed_within(live_port, head + body, 5)
@@ -246,8 +246,8 @@ def test_a_request_head_within_the_cap_is_served(live_port):
     head = (
         (
             f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"{c.HEADER_PROTOCOL_VERSION}: {c.PROTOCOL_VERSION}\r\n"
-            f"{c.HEADER_METHOD}: server/discover\r\n"
+            f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n"
+            f"{HEADER_METHOD}: server/discover\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n"
         ).encode()
         + filler

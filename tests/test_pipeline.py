@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 from helpers import error, meta, request, result
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+)
 from mrtr_kit.protocol.errors import McpError, Reason
 from mrtr_kit.server import KeyRing, McpServer, Reply
 from mrtr_kit.server.context import elicit_form
@@ -53,9 +59,9 @@ def handle(s: McpServer, message: Any, headers: dict[str, str] | None = None) ->
 
 
 def std(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
-    h = {c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION, c.HEADER_METHOD: method}
+    h = {HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION, HEADER_METHOD: method}
     if name is not None:
-        h[c.HEADER_NAME] = name
+        h[HEADER_NAME] = name
     return {**h, **extra}
 
 
@@ -83,9 +89,9 @@ def test_http_7_a_header_mismatch_is_found_before_the_version_check():
     """HTTP-7 / VER-1: with a version the server lacks in _meta and another in the header, the
     mismatch (step 6) answers, not -32022 (step 7); with both equal, -32022."""
     s = build()
-    old = request("tools/list", **{c.META_PROTOCOL_VERSION: "2025-11-25"})
+    old = request("tools/list", **{META_PROTOCOL_VERSION: "2025-11-25"})
     assert code(handle(s, old, headers=std("tools/list"))) == -32020
-    same = std("tools/list", **{c.HEADER_PROTOCOL_VERSION: "2025-11-25"})
+    same = std("tools/list", **{HEADER_PROTOCOL_VERSION: "2025-11-25"})
     reply = handle(s, old, headers=same)
     assert code(reply) == -32022 and reply.reason is Reason.UNSUPPORTED_VERSION
 
@@ -127,7 +133,7 @@ def test_ver_5_legacy_initialize_without_headers_learns_the_supported_versions()
     for headers in (None, {}):
         err = error(handle(s, legacy, headers=headers))
         assert err["code"] == -32022
-        assert err["data"] == {"supported": [c.PROTOCOL_VERSION], "requested": "2025-11-25"}
+        assert err["data"] == {"supported": [PROTOCOL_VERSION], "requested": "2025-11-25"}
 
 
 # --- HTTP statuses: one table in the adapter (§2.6) ------------------------------------------
@@ -189,7 +195,7 @@ def test_kit_token_ids_and_clock_are_arguments():
 def test_core_11_meta_helpers_still_build_valid_requests():
     """CORE-11: the shared request builder gives a _meta the pipeline accepts (a guard for
     the other tests in this file)."""
-    assert meta()[c.META_PROTOCOL_VERSION] == c.PROTOCOL_VERSION
+    assert meta()[META_PROTOCOL_VERSION] == PROTOCOL_VERSION
     assert "tools" in result(handle(build(), request("server/discover")))["capabilities"]
 
 
@@ -215,4 +221,4 @@ def test_ver_5_legacy_initialize_with_some_other_meta_is_still_legacy():
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "_meta": {"progressToken": 1}},
     }
-    assert error(handle(s, legacy))["data"]["supported"] == [c.PROTOCOL_VERSION]
+    assert error(handle(s, legacy))["data"]["supported"] == [PROTOCOL_VERSION]

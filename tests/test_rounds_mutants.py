@@ -29,7 +29,12 @@ from mrtr_kit.client.rounds import (
     result_of,
     state_only_delay,
 )
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+)
 from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
 
 FORM = {
@@ -73,12 +78,12 @@ def test_core_10_core_12_no_two_requests_share_a_mutable_part_of_meta():
     extra = {"progressToken": {"n": 1}}
     first = factory.request("tools/call", {"name": "t"}, extra)
     meta = first["params"]["_meta"]
-    meta[c.META_CLIENT_INFO]["name"] = "edited"
-    meta[c.META_CLIENT_CAPABILITIES]["elicitation"]["url"] = {}
+    meta[META_CLIENT_INFO]["name"] = "edited"
+    meta[META_CLIENT_CAPABILITIES]["elicitation"]["url"] = {}
     meta["progressToken"]["n"] = 2
     second = factory.request("tools/call", {"name": "t"}, extra)["params"]["_meta"]
-    assert second[c.META_CLIENT_INFO] == {"name": "n", "version": "1"}
-    assert second[c.META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert second[META_CLIENT_INFO] == {"name": "n", "version": "1"}
+    assert second[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
     assert second["progressToken"] == {"n": 1} and extra == {"progressToken": {"n": 1}}
 
 
@@ -94,8 +99,8 @@ def test_core_10_a_factory_keeps_its_own_copy_of_what_it_was_given():
     caps["roots"] = {}
     info["name"] = "changed"
     meta = factory.meta()
-    assert meta[c.META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
-    assert meta[c.META_CLIENT_INFO] == {"name": "n", "version": "1"}
+    assert meta[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert meta[META_CLIENT_INFO] == {"name": "n", "version": "1"}
 
 
 def test_core_12_client_info_from_a_model_goes_out_with_wire_names():
@@ -106,7 +111,7 @@ def test_core_12_client_info_from_a_model_goes_out_with_wire_names():
     """
     info = Implementation(name="kit", version="1", website_url="https://example.org")
     meta = RequestFactory(client_info=info).meta()
-    assert meta[c.META_CLIENT_INFO] == {
+    assert meta[META_CLIENT_INFO] == {
         "name": "kit",
         "version": "1",
         "websiteUrl": "https://example.org",
@@ -122,7 +127,7 @@ def test_core_10_params_cannot_replace_the_required_meta():
     sent = RequestFactory().request("tools/list", {"_meta": {"x": 1}, "cursor": "c"})
     assert sent["params"]["cursor"] == "c"
     meta = sent["params"]["_meta"]
-    assert meta[c.META_PROTOCOL_VERSION] == c.PROTOCOL_VERSION and "x" not in meta
+    assert meta[META_PROTOCOL_VERSION] == PROTOCOL_VERSION and "x" not in meta
 
 
 @pytest.mark.parametrize("key", ["_meta", "inputResponses", "requestState"])
@@ -353,12 +358,12 @@ def test_err_1_ver_2_a_supported_list_with_a_non_string_is_a_protocol_violation(
     Kills: the "every entry is a string" half of the check dropped; the "not an
     UnsupportedProtocolVersion error" raise removed.
     """
-    bad = McpRemoteError(-32022, "Unsupported", {"supported": [c.PROTOCOL_VERSION, 2025]})
+    bad = McpRemoteError(-32022, "Unsupported", {"supported": [PROTOCOL_VERSION, 2025]})
     with pytest.raises(ProtocolViolation):
-        choose_version(bad, [c.PROTOCOL_VERSION])
-    other = McpRemoteError(-32602, "Invalid params", {"supported": [c.PROTOCOL_VERSION]})
+        choose_version(bad, [PROTOCOL_VERSION])
+    other = McpRemoteError(-32602, "Invalid params", {"supported": [PROTOCOL_VERSION]})
     with pytest.raises(ValueError, match="not an UnsupportedProtocolVersion"):
-        choose_version(other, [c.PROTOCOL_VERSION])
+        choose_version(other, [PROTOCOL_VERSION])
 
 
 def test_mrtr_c9_a_request_without_params_can_still_be_judged():
@@ -471,7 +476,7 @@ def test_cache_5_the_default_clock_counts_milliseconds(monkeypatch):
 
 
 def version_error(request: dict) -> dict:
-    error = {"code": -32022, "message": "no", "data": {"supported": [c.PROTOCOL_VERSION]}}
+    error = {"code": -32022, "message": "no", "data": {"supported": [PROTOCOL_VERSION]}}
     return {"jsonrpc": "2.0", "id": request["id"], "error": error}
 
 
@@ -481,12 +486,12 @@ def test_ver_2_the_factory_keeps_its_own_versions_and_says_which_it_chose():
 
     Kills: ``tuple(supported_versions)`` unwrapped; ``negotiate`` returning None.
     """
-    ours = ["2027-01-01", c.PROTOCOL_VERSION]
+    ours = ["2027-01-01", PROTOCOL_VERSION]
     factory = RequestFactory(protocol_version="2027-01-01", supported_versions=ours)
     ours.clear()
-    assert factory.supported_versions == ("2027-01-01", c.PROTOCOL_VERSION)
-    error = McpRemoteError(-32022, "no", {"supported": [c.PROTOCOL_VERSION]})
-    assert factory.negotiate(error) == c.PROTOCOL_VERSION == factory.protocol_version
+    assert factory.supported_versions == ("2027-01-01", PROTOCOL_VERSION)
+    error = McpRemoteError(-32022, "no", {"supported": [PROTOCOL_VERSION]})
+    assert factory.negotiate(error) == PROTOCOL_VERSION == factory.protocol_version
 
 
 def test_mrtr_c3_a_new_call_has_no_step_and_no_request_yet():

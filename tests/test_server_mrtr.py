@@ -10,7 +10,13 @@ import asyncio
 import pytest
 from helpers import error, meta, request, result, run, with_bad_tag
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    ELICITATION_CREATE,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+    ROOTS_LIST,
+    SAMPLING_CREATE_MESSAGE,
+)
 from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
@@ -218,7 +224,7 @@ def test_mrtr_r1_s1_three_methods_may_answer_input_required(server):
         ("resources/read", {"uri": "notes://7"}),
     ]:
         res = result(run(server, request(method, params, capabilities=FORM)))
-        assert res["resultType"] == c.RESULT_INPUT_REQUIRED, method
+        assert res["resultType"] == RESULT_INPUT_REQUIRED, method
 
 
 @pytest.mark.parametrize(
@@ -228,7 +234,7 @@ def test_mrtr_r1_s1_three_methods_may_answer_input_required(server):
 def test_mrtr_r2_other_methods_never_input_required(server, method):
     """MRTR-R2: every other request answers complete, even with all capabilities declared."""
     res = result(run(server, request(method, capabilities=ALL_CAPS)))
-    assert res["resultType"] == c.RESULT_COMPLETE
+    assert res["resultType"] == RESULT_COMPLETE
     assert "inputRequests" not in res and "requestState" not in res
 
 
@@ -239,9 +245,9 @@ def test_mrtr_s2_s2a_s2b_input_requests_are_keyed_bare_requests(server):
     """MRTR-S2, MRTR-S2a, MRTR-S2b: server-chosen unique keys; values are bare
     {method, params} of the three allowed kinds, with no jsonrpc and no id (§4.1)."""
     for tool, key, method in [
-        ("greet", "user_name", c.ELICITATION_CREATE),
-        ("sample", "s", c.SAMPLING_CREATE_MESSAGE),
-        ("roots", "r", c.ROOTS_LIST),
+        ("greet", "user_name", ELICITATION_CREATE),
+        ("sample", "s", SAMPLING_CREATE_MESSAGE),
+        ("roots", "r", ROOTS_LIST),
     ]:
         res = result(run(server, request("tools/call", {"name": tool}, capabilities=ALL_CAPS)))
         assert list(res["inputRequests"]) == [key]

@@ -7,7 +7,14 @@ import asyncio
 import pytest
 from helpers import error, meta, request, result, run
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    REMOVED_METHODS,
+)
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import http_status
@@ -53,8 +60,8 @@ def test_core_11_missing_meta_keys_are_400_invalid_params(server):
     full = meta()
     variants = [
         {},
-        {"_meta": {k: v for k, v in full.items() if k != c.META_PROTOCOL_VERSION}},
-        {"_meta": {k: v for k, v in full.items() if k != c.META_CLIENT_CAPABILITIES}},
+        {"_meta": {k: v for k, v in full.items() if k != META_PROTOCOL_VERSION}},
+        {"_meta": {k: v for k, v in full.items() if k != META_CLIENT_CAPABILITIES}},
         {"_meta": "not an object"},
     ]
     for params in variants:
@@ -74,7 +81,7 @@ def test_core_7_missing_params_is_missing_meta(server):
 def test_core_12_client_info_is_optional(server):
     """CORE-12: clientInfo SHOULD be sent but a request without it succeeds."""
     m = meta()
-    del m[c.META_CLIENT_INFO]
+    del m[META_CLIENT_INFO]
     reply = run(
         server, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": m}}
     )
@@ -123,7 +130,7 @@ def test_core_5_notifications_get_no_answer(server):
 def test_ver_1_unsupported_version(server):
     """VER-1 / ERR-1: -32022 with data.supported and data.requested, HTTP 400."""
     reply = run(
-        server, request("tools/list", {"_meta": {**meta(), c.META_PROTOCOL_VERSION: "2025-11-25"}})
+        server, request("tools/list", {"_meta": {**meta(), META_PROTOCOL_VERSION: "2025-11-25"}})
     )
     assert http_status(reply) == 400
     assert error(reply) == {
@@ -136,13 +143,13 @@ def test_ver_1_unsupported_version(server):
 def test_disc_3_discover_is_version_checked_too(server):
     """DISC-3: server/discover with an unsupported version -> -32022."""
     reply = run(
-        server, request("server/discover", {"_meta": {**meta(), c.META_PROTOCOL_VERSION: "v999"}})
+        server, request("server/discover", {"_meta": {**meta(), META_PROTOCOL_VERSION: "v999"}})
     )
     assert error(reply)["code"] == -32022 and error(reply)["data"]["requested"] == "v999"
 
 
 @pytest.mark.parametrize(
-    "method", [*sorted(c.REMOVED_METHODS), "unknown/method", "subscriptions/listen"]
+    "method", [*sorted(REMOVED_METHODS), "unknown/method", "subscriptions/listen"]
 )
 def test_http_17_unknown_and_removed_methods_are_404(server, method):
     """HTTP-17 / §12: unknown and removed methods -> -32601 with HTTP 404."""
@@ -163,7 +170,7 @@ def test_disc_1_2_5_discover_result(server):
     assert res["supportedVersions"] == ["2026-07-28"]
     assert res["capabilities"] == {"tools": {}, "prompts": {}, "resources": {}}
     assert res["ttlMs"] >= 0 and res["cacheScope"] in ("public", "private")
-    assert res["_meta"][c.META_SERVER_INFO] == {"name": "proto-server", "version": "2.0"}
+    assert res["_meta"][META_SERVER_INFO] == {"name": "proto-server", "version": "2.0"}
     assert "serverInfo" not in res
 
 
@@ -191,7 +198,7 @@ def test_rt_1_core_16_every_result_has_result_type_and_server_info(server):
     for msg in calls:
         res = result(run(server, msg))
         assert res["resultType"] in ("complete", "input_required"), msg["method"]
-        assert res["_meta"][c.META_SERVER_INFO]["name"] == "proto-server"
+        assert res["_meta"][META_SERVER_INFO]["name"] == "proto-server"
 
 
 def test_cache_1_cacheable_results_carry_hints(server):
@@ -267,7 +274,7 @@ def test_core_14_no_log_notifications_without_log_level(server):
 
     asyncio.run(server.handle(request("tools/call", {"name": "chatty"}), emit=emit))
     assert sent == []
-    m = meta(**{c.META_LOG_LEVEL: "warning", "progressToken": "t1"})
+    m = meta(**{META_LOG_LEVEL: "warning", "progressToken": "t1"})
     asyncio.run(server.handle(request("tools/call", {"name": "chatty", "_meta": m}), emit=emit))
     assert [n["method"] for n in sent] == ["notifications/message", "notifications/progress"]
     assert sent[0]["params"] == {"level": "error", "data": "high"}
@@ -276,7 +283,7 @@ def test_core_14_no_log_notifications_without_log_level(server):
 
 def test_bad_client_capabilities_shape_is_400(server):
     """CORE-11: clientCapabilities that is not a capabilities object -> -32602, 400."""
-    m = {**meta(), c.META_CLIENT_CAPABILITIES: {"elicitation": True}}
+    m = {**meta(), META_CLIENT_CAPABILITIES: {"elicitation": True}}
     reply = run(server, request("tools/list", {"_meta": m}))
     assert http_status(reply) == 400 and error(reply)["code"] == -32602
 
@@ -330,7 +337,7 @@ def test_mrtr_e2_meta_that_is_not_json_is_invalid_params(server):
     before any handler runs (a progress notification would carry it back)."""
     for extra in (
         {"progressToken": "\ud800"},
-        {c.META_CLIENT_INFO: {"name": "\udfff", "version": "1"}},
+        {META_CLIENT_INFO: {"name": "\udfff", "version": "1"}},
         {"com.example/x": float("nan")},
     ):
         err = error(run(server, request("tools/call", {"name": "hi", "_meta": meta(**extra)})))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.protocol import constants as c
+from mrtr_kit.protocol.constants import RESULT_INPUT_REQUIRED
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.codecs import PlainStateCodec
 from mrtr_kit.server.state import StateChecks
@@ -45,7 +45,7 @@ def server(clock: Clock, **kw: Any) -> McpServer:
 
 def first_round(s: McpServer) -> str:
     res = result(run(s, request("tools/call", {"name": "two_rounds", "arguments": {}})))
-    assert res["resultType"] == c.RESULT_INPUT_REQUIRED
+    assert res["resultType"] == RESULT_INPUT_REQUIRED
     return res["requestState"]
 
 

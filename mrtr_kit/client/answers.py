@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..protocol import constants as c
+from ..protocol.constants import ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE
 from ..protocol.elicitation import SchemaOutsideSubset, check_requested_schema, validate_content
 from ..protocol.models import (
     CreateMessageRequest,
@@ -81,7 +81,7 @@ def parse_input_request(
 ) -> ElicitRequest | CreateMessageRequest | ListRootsRequest:
     """An ``inputRequests`` value as a model; malformed ones are the server's fault."""
     method = request.get("method")
-    if method == c.ELICITATION_CREATE:
+    if method == ELICITATION_CREATE:
         parsed = _validate(ElicitRequest, request, "elicitation request", theirs=True)
         if isinstance(parsed.params, ElicitRequestFormParams):
             try:  # ELIC-5 (KIT): a form the client cannot render is a protocol error
@@ -89,9 +89,9 @@ def parse_input_request(
             except SchemaOutsideSubset as exc:
                 raise ProtocolViolation(f"requestedSchema outside the form subset: {exc}") from None
         return parsed
-    if method == c.SAMPLING_CREATE_MESSAGE:
+    if method == SAMPLING_CREATE_MESSAGE:
         return _validate(CreateMessageRequest, request, "sampling request", theirs=True)
-    if method == c.ROOTS_LIST:
+    if method == ROOTS_LIST:
         return _validate(ListRootsRequest, request, "roots/list request", theirs=True)
     raise ProtocolViolation(f"unknown input request method {method!r} (MRTR-S2b)")
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from ..protocol import constants as c
+from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.models import (
     CreateMessageRequestParams,
     ElicitRequestFormParams,
@@ -198,9 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         known = ", ".join(sorted(SCENARIOS))
         print(f"unknown scenario {name!r}; this client runs: {known}", file=sys.stderr)
         return 2
-    wire = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", c.PROTOCOL_VERSION)
-    if wire != c.PROTOCOL_VERSION:
-        log.warning("harness asked for %s; this client speaks only %s", wire, c.PROTOCOL_VERSION)
+    wire = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", PROTOCOL_VERSION)
+    if wire != PROTOCOL_VERSION:
+        log.warning("harness asked for %s; this client speaks only %s", wire, PROTOCOL_VERSION)
     try:
         asyncio.run(scenario(url))
     except McpClientError as exc:

@@ -44,7 +44,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from .. import __version__
-from ..protocol import constants as c
+from ..protocol.constants import (
+    CACHEABLE_METHODS,
+    ELICITATION_CREATE,
+    INPUT_REQUEST_METHODS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MRTR_METHODS,
+    PROTOCOL_VERSION,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+    SUPPORTED_VERSIONS,
+)
 from ..protocol.errors import UNSUPPORTED_PROTOCOL_VERSION
 from ..protocol.models import Implementation, to_wire
 from .errors import (
@@ -98,10 +111,10 @@ class RequestFactory:
     def __init__(
         self,
         *,
-        protocol_version: str = c.PROTOCOL_VERSION,
+        protocol_version: str = PROTOCOL_VERSION,
         capabilities: Mapping[str, Any] | None = None,
         client_info: Implementation | Mapping[str, Any] | None = DEFAULT_CLIENT_INFO,
-        supported_versions: Sequence[str] = c.SUPPORTED_VERSIONS,
+        supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         first_id: int = 1,
     ) -> None:
         caps = dict(capabilities or {})
@@ -130,11 +143,11 @@ class RequestFactory:
         """A new ``_meta`` object (CORE-10, CORE-12); deep copies, so no two requests share
         a mutable part."""
         meta: dict[str, Any] = {
-            c.META_PROTOCOL_VERSION: self.protocol_version,
-            c.META_CLIENT_CAPABILITIES: copy.deepcopy(self.capabilities),
+            META_PROTOCOL_VERSION: self.protocol_version,
+            META_CLIENT_CAPABILITIES: copy.deepcopy(self.capabilities),
         }
         if self.client_info is not None:
-            meta[c.META_CLIENT_INFO] = copy.deepcopy(self.client_info)
+            meta[META_CLIENT_INFO] = copy.deepcopy(self.client_info)
         return meta
 
     def request(
@@ -150,7 +163,7 @@ class RequestFactory:
         """
         meta = self.meta()
         for key, value in (extra_meta or {}).items():
-            if key in (c.META_PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES):
+            if key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES):
                 raise ValueError(f"{key} is set by the client itself (CORE-10)")
             meta[key] = copy.deepcopy(value)
         body = {k: v for k, v in (params or {}).items() if k != "_meta"}
@@ -208,13 +221,13 @@ def interpret_result(method: str, result: Any) -> Outcome:
     """Classify the result of a ``method`` request (§2.5, §5, §6.5)."""
     if not isinstance(result, dict):
         raise ProtocolViolation(f"{method}: result must be a JSON object")
-    result_type = result.get("resultType", c.RESULT_COMPLETE)  # RT-2: absent = complete
-    if result_type == c.RESULT_COMPLETE:
+    result_type = result.get("resultType", RESULT_COMPLETE)  # RT-2: absent = complete
+    if result_type == RESULT_COMPLETE:
         return Complete(result)
-    if result_type != c.RESULT_INPUT_REQUIRED:
+    if result_type != RESULT_INPUT_REQUIRED:
         # RT-3: no extension adding result types is negotiated by this client.
         raise ProtocolViolation(f"{method}: unknown resultType {result_type!r} (RT-3)")
-    if method not in c.MRTR_METHODS:
+    if method not in MRTR_METHODS:
         raise ProtocolViolation(f"{method} may not answer input_required (MRTR-R3)")
 
     requests = result.get("inputRequests", {})
@@ -222,7 +235,7 @@ def interpret_result(method: str, result: Any) -> Outcome:
         raise ProtocolViolation(f"{method}: inputRequests must be an object")
     for key, request in requests.items():
         # MRTR-S2b: each value is a bare {method, params} of one of three kinds.
-        if not isinstance(request, dict) or request.get("method") not in c.INPUT_REQUEST_METHODS:
+        if not isinstance(request, dict) or request.get("method") not in INPUT_REQUEST_METHODS:
             raise ProtocolViolation(
                 f"{method}: inputRequests[{key!r}] is not an elicitation/create, "
                 "sampling/createMessage or roots/list request (MRTR-S2b)"
@@ -321,7 +334,7 @@ def refusal(key: str, request: Mapping[str, Any]) -> McpClientError:
     sampling and roots have no error slot, so no answer means no retry at all: the call
     ends here, locally (``InputDeclined``)."""
     method = request.get("method")
-    if method == c.ELICITATION_CREATE:
+    if method == ELICITATION_CREATE:
         return InvalidAnswers(
             f"{key!r}: an elicitation is refused with the answer {{'action': 'decline'}} or "
             "{'action': 'cancel'}, not with no answer (MRTR-C8)"
@@ -452,7 +465,7 @@ class PlainRequest(Exchange):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        if method in c.MRTR_METHODS:
+        if method in MRTR_METHODS:
             raise ValueError(f"{method} can need several rounds: use call_tool / begin_* instead")
         super().__init__(factory, method, meta)
         self._body = copy.deepcopy(dict(params or {}))
@@ -498,8 +511,8 @@ class MrtrCall(Exchange):
         meta: Mapping[str, Any] | None = None,
         state_only_backoff_s: float = DEFAULT_STATE_ONLY_BACKOFF_S,
     ) -> None:
-        if method not in c.MRTR_METHODS:
-            raise ValueError(f"{method} is not one of {sorted(c.MRTR_METHODS)}")
+        if method not in MRTR_METHODS:
+            raise ValueError(f"{method} is not one of {sorted(MRTR_METHODS)}")
         reserved = [k for k in RESERVED_CALL_PARAMS if k in params]
         if reserved:
             raise ValueError(f"params must not contain {reserved}: each round adds its own")
@@ -657,7 +670,7 @@ class MrtrCall(Exchange):
             return RetryStateOnly(delay)
         self._state_only_streak = 0
         meta = outcome.result.get("_meta")
-        server_info = meta.get(c.META_SERVER_INFO) if isinstance(meta, dict) else None
+        server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
         return AnswerThese(
             tuple(
                 Question(
@@ -707,7 +720,7 @@ def may_cache(request: Mapping[str, Any], outcome: Outcome) -> bool:
     params = request.get("params") or {}
     if "inputResponses" in params or "requestState" in params:
         return False
-    return request.get("method") in c.CACHEABLE_METHODS
+    return request.get("method") in CACHEABLE_METHODS
 
 
 def state_only_delay(
@@ -752,7 +765,7 @@ def cache_key(request: Mapping[str, Any]) -> CacheKey | None:
     result may never be cached (CACHE-6, or one carrying MRTR inputs, CACHE-3)."""
     method = request.get("method")
     params = request.get("params") or {}
-    if method not in c.CACHEABLE_METHODS:
+    if method not in CACHEABLE_METHODS:
         return None
     if "inputResponses" in params or "requestState" in params:
         return None

@@ -42,8 +42,8 @@ from typing import Any
 
 import httpx
 
-from ..protocol import constants as c
 from ..protocol.aio import maybe_await
+from ..protocol.constants import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from ..protocol.errors import HEADER_MISMATCH
 from ..protocol.headers import HeaderMap, header_annotations
 from ..protocol.models import Implementation
@@ -137,8 +137,8 @@ class McpClient:
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
         client_info: Implementation | Mapping[str, Any] | None = DEFAULT_CLIENT_INFO,
-        protocol_version: str = c.PROTOCOL_VERSION,
-        supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
+        protocol_version: str = PROTOCOL_VERSION,
+        supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         state_only_backoff_s: float = DEFAULT_STATE_ONLY_BACKOFF_S,
         headers: Mapping[str, str] | None = None,

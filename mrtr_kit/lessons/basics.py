@@ -23,7 +23,12 @@ import uvicorn
 from ..examples import booking, weather
 from ..forms import FormSpec, SchemaOutsideSubset
 from ..jupyter.trace_view import result_text, wire_json
-from ..protocol import constants as c
+from ..protocol.constants import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+)
 from ..protocol.errors import McpError
 from ..server import KeyRing, McpServer, RequestContext
 from ..server.http import bind_tcp, uvicorn_config
@@ -36,9 +41,9 @@ LESSON_CLIENT = {"name": "lesson-01", "version": "1"}
 def meta(capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``_meta`` every 2026-07-28 request carries (CORE-10, CORE-12)."""
     return {
-        c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-        c.META_CLIENT_CAPABILITIES: copy.deepcopy(dict(capabilities or {})),
-        c.META_CLIENT_INFO: dict(LESSON_CLIENT),
+        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+        META_CLIENT_CAPABILITIES: copy.deepcopy(dict(capabilities or {})),
+        META_CLIENT_INFO: dict(LESSON_CLIENT),
     }
 
 
@@ -166,7 +171,7 @@ async def _check_one_retry(
         )
     m = params.get("_meta")
     _expect(
-        isinstance(m, dict) and c.META_PROTOCOL_VERSION in m and c.META_CLIENT_CAPABILITIES in m,
+        isinstance(m, dict) and META_PROTOCOL_VERSION in m and META_CLIENT_CAPABILITIES in m,
         "every round carries _meta with protocolVersion and clientCapabilities (CORE-10)",
     )
     _expect(params.get("inputResponses") == answers, "params.inputResponses must hold the answers")

@@ -53,7 +53,14 @@ import httpx
 from ..client import McpClient, McpClientError, McpRemoteError, TooManyRounds
 from ..fleet import FRONT_URL, INSTANCE_HEADER, STATE_KEY_ENV, RoundRobin, start_processes
 from ..legacy import LegacyServer
-from ..protocol import constants as c
+from ..protocol.constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+)
 from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer
 from ..server.codecs import PlainStateCodec, b64url, unb64url
@@ -277,8 +284,8 @@ class _Raw:
     ) -> dict[str, Any]:
         self.ids += 1
         meta = {
-            c.META_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-            c.META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}} if caps is None else caps,
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {"elicitation": {"form": {}}} if caps is None else caps,
         }
         body = {
             "jsonrpc": "2.0",
@@ -289,9 +296,9 @@ class _Raw:
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            c.HEADER_PROTOCOL_VERSION: c.PROTOCOL_VERSION,
-            c.HEADER_METHOD: "tools/call",
-            c.HEADER_NAME: name,
+            HEADER_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            HEADER_METHOD: "tools/call",
+            HEADER_NAME: name,
         }
         response = await self.http.post("http://localhost/mcp", json=body, headers=headers)
         text = response.text

@@ -21,8 +21,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import constants as c
 from . import errors
+from .constants import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PARAM_PREFIX,
+    HEADER_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION,
+    MRTR_METHODS,
+)
 
 SENTINEL_START, SENTINEL_END = "=?base64?", "?="
 MAX_SAFE_INTEGER = 2**53 - 1  # HTTP-13: integers must survive a JavaScript number
@@ -282,19 +289,19 @@ def request_headers(
     meta = params.get("_meta") or {}
     method = request["method"]
     headers = {
-        c.HEADER_PROTOCOL_VERSION: str(meta.get(c.META_PROTOCOL_VERSION, "")),
-        c.HEADER_METHOD: str(method),
+        HEADER_PROTOCOL_VERSION: str(meta.get(META_PROTOCOL_VERSION, "")),
+        HEADER_METHOD: str(method),
     }
-    if method in c.MRTR_METHODS:
+    if method in MRTR_METHODS:
         target = _target(method, params)
         if isinstance(target, str):
-            headers[c.HEADER_NAME] = encode_value(target)
+            headers[HEADER_NAME] = encode_value(target)
     if method == "tools/call" and header_map:
         arguments = params.get("arguments") or {}
         for path, suffix in header_map.items():
             value = param_value(_lookup(arguments, path))
             if value is not None:
-                headers[c.HEADER_PARAM_PREFIX + suffix] = value
+                headers[HEADER_PARAM_PREFIX + suffix] = value
     return headers
 
 
@@ -313,8 +320,8 @@ def received(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str
 
 def required_headers(method: str) -> tuple[str, ...]:
     """HTTP-15: headers a request for ``method`` must carry."""
-    base = (c.HEADER_PROTOCOL_VERSION, c.HEADER_METHOD)
-    return (*base, c.HEADER_NAME) if method in c.MRTR_METHODS else base
+    base = (HEADER_PROTOCOL_VERSION, HEADER_METHOD)
+    return (*base, HEADER_NAME) if method in MRTR_METHODS else base
 
 
 def check_present(headers: Mapping[str, str], method: str) -> None:
@@ -341,17 +348,17 @@ def check_matches_body(
     gives, for a tool's name, the ``Mcp-Param-*`` headers it declares, as
     ``checked_param_headers`` found them at registration (``McpServer.tool_header_params``).
     """
-    method_header = headers[c.HEADER_METHOD.lower()].strip(" \t")
+    method_header = headers[HEADER_METHOD.lower()].strip(" \t")
     if method_header != method:  # values are case-sensitive (HTTP-8)
-        raise _mismatch(c.HEADER_METHOD, method_header, method)
-    version_header = headers[c.HEADER_PROTOCOL_VERSION.lower()].strip(" \t")
+        raise _mismatch(HEADER_METHOD, method_header, method)
+    version_header = headers[HEADER_PROTOCOL_VERSION.lower()].strip(" \t")
     if version_header != meta_version:
-        raise _mismatch(c.HEADER_PROTOCOL_VERSION, version_header, meta_version)
-    if method in c.MRTR_METHODS:
+        raise _mismatch(HEADER_PROTOCOL_VERSION, version_header, meta_version)
+    if method in MRTR_METHODS:
         body_name = _target(method, params)
-        header_name = decode_value(c.HEADER_NAME, headers[c.HEADER_NAME.lower()])
+        header_name = decode_value(HEADER_NAME, headers[HEADER_NAME.lower()])
         if isinstance(body_name, str) and header_name != body_name:
-            raise _mismatch(c.HEADER_NAME, header_name, body_name)
+            raise _mismatch(HEADER_NAME, header_name, body_name)
     tool = params.get("name")
     if method == "tools/call" and isinstance(tool, str):
         # A name that is no string is not a tool's: the method refuses it (-32602).
@@ -367,7 +374,7 @@ def _check_param_headers(
     param_headers: Mapping[str, tuple[str, str]],
 ) -> None:
     for header, (arg, _kind) in param_headers.items():
-        full = c.HEADER_PARAM_PREFIX + header
+        full = HEADER_PARAM_PREFIX + header
         raw = headers.get(full.lower())
         value = arguments.get(arg)
         if value is None:

@@ -14,7 +14,16 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from . import constants as c
+from .constants import (
+    LOG_LEVELS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROGRESS_TOKEN,
+    META_PROTOCOL_VERSION,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+)
 
 
 class WireModel(BaseModel):
@@ -95,13 +104,13 @@ class ClientCapabilities(WireModel):
 class RequestMeta(WireModel):
     """``params._meta`` of every 2026-07-28 request (CORE-10)."""
 
-    protocol_version: str = Field(alias=c.META_PROTOCOL_VERSION)
-    client_capabilities: ClientCapabilities = Field(alias=c.META_CLIENT_CAPABILITIES)
-    client_info: Implementation | None = Field(default=None, alias=c.META_CLIENT_INFO)
-    log_level: Literal[c.LOG_LEVELS] | None = Field(  # type: ignore[valid-type]
-        default=None, alias=c.META_LOG_LEVEL
+    protocol_version: str = Field(alias=META_PROTOCOL_VERSION)
+    client_capabilities: ClientCapabilities = Field(alias=META_CLIENT_CAPABILITIES)
+    client_info: Implementation | None = Field(default=None, alias=META_CLIENT_INFO)
+    log_level: Literal[LOG_LEVELS] | None = Field(  # type: ignore[valid-type]
+        default=None, alias=META_LOG_LEVEL
     )
-    progress_token: RequestId | None = Field(default=None, alias=c.META_PROGRESS_TOKEN)
+    progress_token: RequestId | None = Field(default=None, alias=META_PROGRESS_TOKEN)
 
 
 # --- JSON-RPC envelope (§2.1) ---------------------------------------------------------------
@@ -313,7 +322,7 @@ InputRequest = Annotated[
 
 
 class InputRequiredResult(WireModel):
-    result_type: Literal["input_required"] = c.RESULT_INPUT_REQUIRED
+    result_type: Literal["input_required"] = RESULT_INPUT_REQUIRED
     input_requests: dict[str, InputRequest] | None = None
     request_state: str | None = None
     meta: JSONObject | None = Field(default=None, alias="_meta")
@@ -376,7 +385,7 @@ class ResourceTemplate(WireModel):
 
 
 class Result(WireModel):
-    result_type: str = c.RESULT_COMPLETE
+    result_type: str = RESULT_COMPLETE
     meta: JSONObject | None = Field(default=None, alias="_meta")
 
 

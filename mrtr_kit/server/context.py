@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..protocol import constants as c
 from ..protocol import errors
+from ..protocol.constants import LOG_LEVELS
 from ..protocol.elicitation import check_requested_schema, checked_content, explain
 from ..protocol.models import (
     ClientCapabilities,
@@ -267,7 +267,7 @@ class RequestContext:
         wanted = self.meta.log_level
         if wanted is None or self._emit is None:
             return
-        if c.LOG_LEVELS.index(level) < c.LOG_LEVELS.index(wanted):
+        if LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger:

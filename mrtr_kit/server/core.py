@@ -68,10 +68,21 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .. import __version__
-from ..protocol import constants as c
 from ..protocol import errors
 from ..protocol import headers as hdr
 from ..protocol.aio import maybe_await
+from ..protocol.constants import (
+    CACHEABLE_METHODS,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MRTR_METHODS,
+    PROTOCOL_VERSION,
+    REMOVED_METHODS,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+    SUPPORTED_VERSIONS,
+)
 from ..protocol.elicitation import SchemaOutsideSubset, check_requested_schema
 from ..protocol.errors import McpError, Reason
 from ..protocol.jsonvalues import has_lone_surrogate, json_problem
@@ -201,7 +212,7 @@ class McpServer:
         ledger: Ledger | None = None,
         now: Callable[[], float] | None = None,
         token_ids: Callable[[], str] = new_token_id,
-        supported_versions: tuple[str, ...] = c.SUPPORTED_VERSIONS,
+        supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         list_ttl_ms: int = 60_000,
     ) -> None:
         """Where requestState protection comes from, explicitly:
@@ -423,12 +434,12 @@ class McpServer:
             return self._list(m, req, "resourceTemplates", self._templates)
         if m == "completion/complete" and "completions" in caps:
             return self._stamp(m, self._complete(req))
-        if m in c.MRTR_METHODS and m.split("/")[0] in caps:
+        if m in MRTR_METHODS and m.split("/")[0] in caps:
             return await self._call(req, meta, principal, emit)
-        if m in c.REMOVED_METHODS:
+        if m in REMOVED_METHODS:
             # VER-5: a legacy client learns which versions this modern-only server speaks.
             raise errors.method_not_found(
-                m, {"removedIn": c.PROTOCOL_VERSION, "supported": list(self.supported_versions)}
+                m, {"removedIn": PROTOCOL_VERSION, "supported": list(self.supported_versions)}
             )
         raise errors.method_not_found(m)
 
@@ -593,7 +604,7 @@ class McpServer:
                 else None
             ),
         ).to_wire()
-        result["_meta"] = {c.META_SERVER_INFO: self.info.to_wire()}  # CORE-16
+        result["_meta"] = {META_SERVER_INFO: self.info.to_wire()}  # CORE-16
         return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
     def _stamp(
@@ -605,10 +616,10 @@ class McpServer:
     ) -> dict[str, Any]:
         """RT-1, CORE-16 and the cache hints of a complete result. ``ttl_ms``/``cache_scope``
         are the defaults for a result that brings none of its own."""
-        result.setdefault("resultType", c.RESULT_COMPLETE)  # RT-1
+        result.setdefault("resultType", RESULT_COMPLETE)  # RT-1
         meta = result.setdefault("_meta", {})
-        meta.setdefault(c.META_SERVER_INFO, self.info.to_wire())  # CORE-16
-        if method in c.CACHEABLE_METHODS:  # CACHE-1
+        meta.setdefault(META_SERVER_INFO, self.info.to_wire())  # CORE-16
+        if method in CACHEABLE_METHODS:  # CACHE-1
             result.setdefault("ttlMs", ttl_ms)
             result.setdefault("cacheScope", cache_scope)
             try:  # CACHE-5: a handler's own hints are checked like registered ones
@@ -668,7 +679,7 @@ def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
     if request.method != "initialize":
         return None
     meta = request.params.get("_meta")
-    if isinstance(meta, dict) and c.META_PROTOCOL_VERSION in meta:
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
         return None
     version = request.params.get("protocolVersion")
     return version if isinstance(version, str) else None
@@ -679,7 +690,7 @@ def check_request_meta(request: JSONRPCRequest) -> RequestMeta:
     meta = request.params.get("_meta")
     if not isinstance(meta, dict):
         raise errors.malformed_params("params._meta is required")
-    for key in (c.META_PROTOCOL_VERSION, c.META_CLIENT_CAPABILITIES):
+    for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES):
         if key not in meta:
             raise errors.malformed_params(f"params._meta is missing {key!r}")
     try:
@@ -787,8 +798,8 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
     """Let handlers return plain Python: text, content blocks, messages, bytes or a model."""
     if isinstance(outcome, BaseModel | dict):
         result = to_wire(outcome) if isinstance(outcome, BaseModel) else dict(outcome)
-        kind = result.get("resultType", c.RESULT_COMPLETE)
-        if kind == c.RESULT_INPUT_REQUIRED:
+        kind = result.get("resultType", RESULT_COMPLETE)
+        if kind == RESULT_INPUT_REQUIRED:
             # One way to ask, so every question passes the same checks: a handler's own
             # input_required result would skip the capability gate (MRTR-S7), the S6 and ELIC-5
             # checks, the sealing of its requestState (MRTR-S4a) and CACHE-2. Converting it
@@ -797,7 +808,7 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
                 f"the {method} handler returned an input_required result itself; return "
                 "ctx.input_required(requests, state) so the core can check and seal it"
             )
-        if kind != c.RESULT_COMPLETE:
+        if kind != RESULT_COMPLETE:
             raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
         return result
     if method == "tools/call":
