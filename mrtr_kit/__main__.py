@@ -138,7 +138,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def cmd_conformance_client(args: argparse.Namespace) -> int:
-    from .client.conformance import main as conformance_main  # imported only when used
+    from .client.conformance_client import main as conformance_main  # imported only when used
 
     # Like sys.argv: a program name first; the harness appends the server URL last (§7.1).
     return conformance_main(["mrtr-kit conformance-client", *args.args])

@@ -5,8 +5,8 @@
 value, ``parse_text`` for a typed line) and checks the typed value (``problem``), with the
 rules of ``protocol.elicitation``; ``FormSpec.respond`` and ``FormSpec.accept`` turn a whole
 answer into the ``ElicitResult`` to send, or into one problem per field when it does not fit
-(ELIC-14). The notebook's widgets (``jupyter.forms``) and the terminal form (``console``) only
-render these fields and collect what was typed; every rule lives here or in
+(ELIC-14). The notebook's widgets (``jupyter.form_widgets``) and the terminal form
+(``console``) only render these fields and collect what was typed; every rule lives here or in
 ``protocol.elicitation``, so tests check them without a browser, a kernel or a terminal. The
 server reads answers with the same rules: ``RequestContext.form`` (``server.context``).
 

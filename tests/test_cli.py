@@ -1,4 +1,4 @@
-"""The command line (``python -m mrtr_kit``) and ``tools/conformance.py``.
+"""The command line (``python -m mrtr_kit``) and ``tools/run_conformance.py``.
 
 The ``slow`` tests start real processes: a uvicorn server on a free loopback port, stopped by
 its PID, and the terminal demo with answers piped to its stdin.
@@ -275,12 +275,12 @@ def test_serve_refuses_an_unknown_example():
         main(["serve", "--example", "nope"])
 
 
-# -- tools/conformance.py ----------------------------------------------------------------------
+# -- tools/run_conformance.py ----------------------------------------------------------------------
 
 
 def load_runner():
     spec = importlib.util.spec_from_file_location(
-        "conformance_runner", ROOT / "tools" / "conformance.py"
+        "conformance_runner", ROOT / "tools" / "run_conformance.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

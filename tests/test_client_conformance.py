@@ -1,4 +1,4 @@
-"""The conformance entry point (``mrtr_kit.client.conformance``) against local stand-ins for
+"""The conformance entry point (``mrtr_kit.client.conformance_client``) against local stand-ins for
 two of the suite's mocks (CONFORMANCE §7.2, §7.3), so the key client scenarios are checked
 without Node. The real suite is run as described in CONFORMANCE §1.
 """
@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mrtr_kit.client import conformance
+from mrtr_kit.client import conformance_client as conformance
 from mrtr_kit.lessons.basics import LoopbackServer
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,

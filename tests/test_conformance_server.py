@@ -12,7 +12,7 @@ import wave
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.examples import conformance
+from mrtr_kit.examples import conformance_server as conformance
 from mrtr_kit.protocol.constants import META_LOG_LEVEL, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 from mrtr_kit.server.http import http_status
 

@@ -35,7 +35,7 @@ try:
         fastmcp_elicitation_handler,
         sdk_elicitation_callback,
     )
-    from mrtr_kit.jupyter.forms import ElicitationForm
+    from mrtr_kit.jupyter.form_widgets import ElicitationForm
     from mrtr_kit.jupyter.url_card import UrlCard
 
     HAVE_CLIENTS = True

@@ -368,7 +368,7 @@ def test_form_logic_imports_without_ipywidgets():
         "import mrtr_kit.forms, mrtr_kit.jupyter.trace_view, mrtr_kit.jupyter.urlinfo\n"
         "import mrtr_kit.jupyter.standin, mrtr_kit.lessons.basics, mrtr_kit.examples\n"
         "import mrtr_kit.jupyter as j; j.FormSpec\n"
-        "try:\n    import mrtr_kit.jupyter.forms\n"
+        "try:\n    import mrtr_kit.jupyter.form_widgets\n"
         "except ImportError:\n    print('widgets need ipywidgets')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

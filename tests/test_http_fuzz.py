@@ -26,7 +26,7 @@ from hostile_http import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mrtr_kit.examples import conformance
+from mrtr_kit.examples import conformance_server as conformance
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
     HEADER_NAME,

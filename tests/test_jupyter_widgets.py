@@ -12,7 +12,7 @@ import ipywidgets as w
 import pytest
 
 from mrtr_kit.examples import booking, travel_guide, weather
-from mrtr_kit.jupyter.forms import ElicitationForm
+from mrtr_kit.jupyter.form_widgets import ElicitationForm
 from mrtr_kit.jupyter.panels import RootsPanel, SamplingPanel, safe_root
 from mrtr_kit.jupyter.standin import STAND_IN_MODEL, draft_reply
 from mrtr_kit.jupyter.url_card import UrlCard

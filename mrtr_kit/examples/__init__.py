@@ -13,7 +13,8 @@ one process unless given; ``options`` go to ``McpServer``); ``EXAMPLES`` maps th
 * ``refunds`` — a refund whose approved amount travels in ``requestState``, paid once (lesson 02);
 * ``trip-planner`` — a two-question tool ported from 2025-11-25 (lesson 03); its original is in
   ``LEGACY_EXAMPLES`` (``serve --example trip-planner --legacy``);
-* ``conformance`` — every tool, prompt and resource the official conformance suite expects.
+* ``conformance`` (``conformance_server.py``) — every tool, prompt and resource the official
+  conformance suite expects.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..server import McpServer
 from . import (
     booking,
-    conformance,
+    conformance_server,
     deprecated_inputs,
     lessons,
     refunds,
@@ -46,7 +47,7 @@ EXAMPLES: dict[str, Callable[..., McpServer]] = {
     "url-login": url_login.build_server,
     "refunds": refunds.build_server,
     "trip-planner": trip_planner.build_server,
-    "conformance": conformance.build_server,
+    "conformance": conformance_server.build_server,
 }
 
 # 2025-11-25 originals, for the migration lesson: builders taking shared_sessions and

@@ -41,7 +41,7 @@ import ipywidgets as w
 from ..forms import SchemaOutsideSubset
 from .answer_widget import ERROR_STYLE, MUTED_STYLE, AnswerWidget, esc
 from .flow import TEXT_COPY_NOTE
-from .forms import ElicitationForm
+from .form_widgets import ElicitationForm
 from .url_card import UrlCard
 
 DEFAULT_WAIT_S = 600.0  # how long a form waits for a person before it cancels itself

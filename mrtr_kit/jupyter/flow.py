@@ -45,7 +45,7 @@ from ..protocol.models import (
     Root,
 )
 from .answer_widget import ERROR_STYLE, MUTED_STYLE, AnswerWidget, esc
-from .forms import ElicitationForm
+from .form_widgets import ElicitationForm
 from .panels import RootsPanel, SamplingPanel
 from .trace_view import Mermaid, TraceView, result_text, sequence_diagram
 from .url_card import UrlCard

@@ -70,7 +70,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCAFFOLD = ROOT / "notebooks" / "capstone" / "pizzeria_2025.py"
 SOLUTION = ROOT / "notebooks" / "solutions" / "04_pizzeria.py"
 SUITE_DIR = ROOT / ".conformance"
-SUITE_INSTALL = "see tools/conformance.py (npm install node@22 @modelcontextprotocol/conformance)"
+SUITE_INSTALL = (
+    "see tools/run_conformance.py (npm install node@22 @modelcontextprotocol/conformance)"
+)
 OFFICIAL_SCENARIOS = ("tools-list", "input-required-result-unsupported-methods")
 
 # -- what the original does (notebooks/capstone/pizzeria_2025.py; a test keeps them in step) --

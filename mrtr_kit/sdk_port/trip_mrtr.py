@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..examples.trip_planner import HotelDesk, dates_question
 from ..server.keyring import KeyRing
-from .forms import Dates, Room, room_message
+from .trip_forms import Dates, Room, room_message
 
 
 def ask(message: str, model: type[BaseModel]) -> ElicitRequest:

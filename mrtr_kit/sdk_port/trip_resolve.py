@@ -19,7 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 
 from ..examples.trip_planner import HotelDesk, dates_question
-from .forms import Dates, Room, room_message
+from .trip_forms import Dates, Room, room_message
 from .trip_mrtr import security_from_env
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import Context, MCPServer
 
 from ..examples.trip_planner import HotelDesk, dates_question
-from .forms import Dates, Room, room_message
+from .trip_forms import Dates, Room, room_message
 
 
 def build_server(desk: HotelDesk | None = None) -> MCPServer:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the official MCP conformance suite against the kit's server and client.
 
-    .venv/bin/python tools/conformance.py [--suite-dir .conformance] [--output DIR]
+    .venv/bin/python tools/run_conformance.py [--suite-dir .conformance] [--output DIR]
                                           [--only server|client] [--scenario NAME ...]
 
 It installs nothing. The suite must already be in ``--suite-dir`` (default ``.conformance/``)::
@@ -217,7 +217,7 @@ def run_scenario(
                 command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=180
             )
         except subprocess.TimeoutExpired:
-            log.write(b"\n[tools/conformance.py] the harness timed out after 180 s\n")
+            log.write(b"\n[tools/run_conformance.py] the harness timed out after 180 s\n")
     return read_checks(kind, scenario, out)
 
 

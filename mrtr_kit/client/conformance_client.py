@@ -3,7 +3,7 @@
 The harness runs ``<command> <mock URL>`` with ``MCP_CONFORMANCE_SCENARIO`` naming the
 scenario; each scenario below is a few lines on top of the ordinary ``McpClient``::
 
-    conformance client --command "python -m mrtr_kit.client.conformance" \\
+    conformance client --command "python -m mrtr_kit.client.conformance_client" \\
         --scenario sep-2322-client-request-state --spec-version 2026-07-28 -o results
 
 Exit status: 0 when the scenario's requests all went through, 1 when the client failed,
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per POST is just noise
     if len(argv) < 2:
-        print("usage: python -m mrtr_kit.client.conformance SERVER_URL", file=sys.stderr)
+        print("usage: python -m mrtr_kit.client.conformance_client SERVER_URL", file=sys.stderr)
         return 2
     url = argv[-1]
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")

@@ -5,7 +5,7 @@ The suite is ``@modelcontextprotocol/conformance@0.2.0-alpha.12``, run with
 
 Names and behaviours follow ``CONFORMANCE.md``; the section is cited next to each group.
 Run it with ``python -m mrtr_kit serve --example conformance --port 3001`` and point the suite
-at ``http://127.0.0.1:3001/mcp`` (``tools/conformance.py`` does all of that).
+at ``http://127.0.0.1:3001/mcp`` (``tools/run_conformance.py`` does all of that).
 
 Registration order is the listing order, and two scenarios depend on it: the first tool must
 succeed with ``{}`` arguments (``http-header-validation``) and the first resource must be
