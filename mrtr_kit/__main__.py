@@ -196,10 +196,9 @@ async def run_demo(
 
     One line per round by default (``round_line``); ``verbose`` prints every request and
     response in full."""
-    from .client import AnswerContext, McpClient, McpClientError
+    from .client import AnswerThese, GiveUp, McpClient, McpClientError
     from .console import ConsoleForm
     from .examples import weather
-    from .protocol.constants import META_SERVER_INFO
     from .server.http import create_app
 
     app = create_app(weather.build_server())
@@ -210,16 +209,18 @@ async def run_demo(
         try:
             call = await client.begin_tool_call("get_weather", {"city": city})
             _show_round(client.trace[-1], write, verbose)
-            while not call.is_complete:
-                needs = call.input_required
-                assert needs is not None
-                server_info = (needs.result.get("_meta") or {}).get(META_SERVER_INFO)
-                answers = {}
-                for key, request in needs.input_requests.items():  # MRTR-C1: answer them all
-                    ctx = AnswerContext(key, call.method, call.target, call.rounds, server_info)
-                    answers[key] = await client.handlers.answer(request, ctx)
-                await client.continue_call(call, answers or None)  # new id, state echoed
+            # The sans-IO call says what to do next (client/rounds.py); this loop only does it.
+            step = await client.retry_state_only(call)
+            while isinstance(step, AnswerThese):
+                answers = {  # MRTR-C1: every question answered before the retry
+                    q.key: await client.handlers.answer(q.request, q.context)
+                    for q in step.questions
+                }
+                await client.continue_call(call, answers)  # new id, state echoed
                 _show_round(client.trace[-1], write, verbose)
+                step = await client.retry_state_only(call)
+            if isinstance(step, GiveUp):
+                raise step.error
         except McpClientError as exc:
             write(f"\nThe call stopped: {exc}")
             return 1
