@@ -163,6 +163,26 @@ def test_state_in_memory_fails_on_the_fleet(tmp_path):
     assert "kept in memory instead of requestState" in fleet
 
 
+# A port that makes its own key in each process: one process works, the fleet does not.
+KEY_PER_PROCESS_PORT = SOLUTION_SOURCE.replace(
+    "def build_server(state_keys=None):", "def build_server():"
+).replace("state_keys=state_keys or KeyRing.generate()", "state_keys=KeyRing.generate()")
+
+
+@pytest.mark.slow
+def test_a_key_per_instance_fails_on_the_fleet_naming_the_shared_key(tmp_path):
+    """A ``build_server()`` that takes no ``state_keys`` and generates a key in each process
+    passes in one process, and the fleet finds that no instance opens another's requestState
+    (CORE-8, CORE-9)."""
+    assert "def build_server():" in KEY_PER_PROCESS_PORT
+    assert "state_keys=KeyRing.generate()" in KEY_PER_PROCESS_PORT
+    report = _gate(_write(tmp_path, "own_key.py", KEY_PER_PROCESS_PORT))
+    assert report.failed == [capstone.TITLES[6]], report
+    fleet = report.item(capstone.TITLES[6]).why
+    assert "book_table failed on the fleet (capstone-a → capstone-b" in fleet
+    assert "takes no state_keys" in fleet and "(CORE-8, CORE-9)" in fleet
+
+
 def test_asking_with_sampling_fails(tmp_path):
     """Asking for the size with sampling (the wrong capability) fails order_pizza's item and
     says the original asked with a form (MRTR-S7)."""
@@ -178,8 +198,10 @@ def test_unprotected_state_fails_the_kits_check(tmp_path):
     """A port whose requestState a client can rewrite (the lessons-only plain codec) fails
     item 6: the forged number of people is refused nowhere (MRTR-S4a)."""
     source = SOLUTION_SOURCE.replace(
-        'McpServer("pizzeria")', 'McpServer("pizzeria", state_codec="plain")'
+        'McpServer("pizzeria", state_keys=state_keys or KeyRing.generate())',
+        'McpServer("pizzeria", state_codec="plain")',
     )
+    assert source != SOLUTION_SOURCE
     report = _gate(_write(tmp_path, "plain.py", source), fleet=False)
     assert report.failed == [capstone.TITLES[5]], report
     assert "not integrity-protected (MRTR-S4a)" in report.item(capstone.TITLES[5]).why

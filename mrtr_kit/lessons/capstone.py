@@ -24,8 +24,14 @@ Serving a file as a process (what the fleet test starts, and what you can run yo
 
     python -m mrtr_kit.lessons.capstone PATH [--port 0] [--instance-name NAME]
 
-prints ``Serving PATH at http://127.0.0.1:PORT/mcp``. The key that seals ``requestState`` comes
-from ``MRTR_KIT_STATE_KEY`` (or ``MRTR_KIT_STATE_KEYS``), as for ``python -m mrtr_kit serve``.
+prints ``Serving PATH at http://127.0.0.1:PORT/mcp``. The keys that seal ``requestState`` are
+the server's own: the command reads ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY`` (as
+``python -m mrtr_kit serve`` does; without them, a fresh key that only this process knows) and
+passes the ring to ``build_server(state_keys=...)``. Every instance of a fleet needs the same
+ring, since any of them must open a state another sealed (CORE-8, CORE-9): the fleet test gives
+both processes one key in ``MRTR_KIT_STATE_KEY``, and the in-kernel checks give the server a ring
+generated for the run. A ``build_server()`` without a ``state_keys`` parameter is called with
+no arguments (the unported scaffold has no state to seal).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from ..protocol.models import ElicitRequestFormParams, ElicitResult
 from ..server import McpServer
 from ..server.codecs import PlainStateCodec, b64url, unb64url
 from ..server.http import create_app
+from ..server.keyring import KeyRing
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAFFOLD = ROOT / "notebooks" / "capstone" / "pizzeria_2025.py"
@@ -138,12 +145,27 @@ def load_module(path: str | Path) -> ModuleType:
     return module
 
 
-def build_from(path: str | Path) -> Any:
+def takes_keys(build: Callable[..., Any]) -> bool:
+    """Whether ``build`` accepts ``state_keys=`` (by name, or through ``**options``)."""
+    try:
+        parameters = inspect.signature(build).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD
+        or (p.name == "state_keys" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for p in parameters
+    )
+
+
+def build_from(path: str | Path, state_keys: KeyRing | None = None) -> Any:
+    """The server that ``path``'s ``build_server`` builds, given ``state_keys`` if it takes
+    them; ``None`` leaves the choice of a key to the learner's code."""
     module = load_module(path)
     build = getattr(module, "build_server", None)
     if not callable(build):
         raise AttributeError(f"{Path(path).name} has no build_server() function")
-    return build()
+    return build(state_keys=state_keys) if takes_keys(build) else build()
 
 
 def cell_source(fn: Callable[..., Any]) -> str:
@@ -167,21 +189,19 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from ..legacy import create_legacy_app
-    from ..server.codecs import make_codec
     from ..server.http import LOOPBACK_HOSTS, bind_tcp, uvicorn_config
-    from ..server.keyring import KeyRing
 
     parser = argparse.ArgumentParser(description="Serve a capstone server file on loopback.")
     parser.add_argument("path", help="a .py file with a build_server() function")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--instance-name", default="capstone")
     args = parser.parse_args(argv)
-    server = build_from(args.path)
+    # The fleet's shared keys from the environment, so that every instance opens the others'
+    # states (CORE-8, CORE-9); without them, a key for this process alone, as `serve` does.
+    server = build_from(args.path, KeyRing.from_env() or KeyRing.generate())
     if isinstance(server, LegacyServer):  # the unported scaffold still runs, 2025-11-25 style
         app: Any = create_legacy_app(server, instance=args.instance_name)
     else:
-        # Keys from the environment: every instance of the fleet opens the others' states.
-        server.states.codec = make_codec("hmac", KeyRing.from_env())
         app = create_app(
             server,
             allowed_hosts=LOOPBACK_HOSTS,
@@ -530,7 +550,8 @@ async def _check_mrtr(app: Any) -> str:
 
 
 async def _check_fleet(path: Path) -> str:
-    key = secrets.token_hex(32)
+    key = secrets.token_hex(32)  # one key for both instances: each opens the other's states
+    keyless = not takes_keys(load_module(path).build_server)
     commands = {name: serve_command(path, name) for name in ("capstone-a", "capstone-b")}
     fleet = await asyncio.to_thread(start_processes, commands, env={STATE_KEY_ENV: key}, timeout=30)
     routes: dict[str, str] = {}
@@ -549,9 +570,16 @@ async def _check_fleet(path: Path) -> str:
                     got = _text(await client.call_tool(name, arguments))
                 except McpClientError as exc:
                     where = " → ".join(hit.instance or "?" for hit in transport.hits)
+                    why = (
+                        "build_server() takes no state_keys: if each instance makes its own "
+                        "key, none opens the requestState another sealed (CORE-8, CORE-9). "
+                        "Take build_server(state_keys=None) and pass them to McpServer"
+                        if keyless
+                        else "something is kept in memory instead of requestState (MIG-2)"
+                    )
                     raise _Fail(
                         f"{name} failed on the fleet ({where}): {exc}. It works in one process: "
-                        "something is kept in memory instead of requestState (MIG-2)"
+                        + why
                     ) from None
             served = [hit.instance or "?" for hit in transport.hits]
             routes[name] = " → ".join(served)
@@ -652,7 +680,8 @@ async def _gate(
     report = GateReport(label)
     not_run = "not checked until item 1 passes"
     try:
-        server = build_from(path)
+        # One ring for this run's in-kernel checks; the fleet gets its own shared key.
+        server = build_from(path, KeyRing.generate())
     except Exception as exc:  # the learner's file: any error is a finding, not a crash
         report.items.append(Item(TITLES[0], "fail", f"build_server() raised {exc!r}"))
         server = None

@@ -1,6 +1,6 @@
 """The pizzeria, ported to 2026-07-28 (MRTR): each round is a request any instance can serve."""
 
-from mrtr_kit.server import McpServer, RequestContext
+from mrtr_kit.server import KeyRing, McpServer, RequestContext
 
 SIZE_FORM = {
     "type": "object",
@@ -62,8 +62,10 @@ def book_table(ctx: RequestContext):
     return f"Table for {people} on {date} at {slot.content['time']}."
 
 
-def build_server():
-    server = McpServer("pizzeria")
+def build_server(state_keys=None):
+    # The keys that seal requestState: the gate gives every instance of its fleet the same ring,
+    # since any instance must open a state another sealed (CORE-8, CORE-9).
+    server = McpServer("pizzeria", state_keys=state_keys or KeyRing.generate())
     server.tool("order_pizza", description="Orders a pizza.", input_schema=PIZZA_SCHEMA)(
         order_pizza
     )
