@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from pathlib import Path
 
@@ -351,10 +352,15 @@ def test_served_file_answers_like_in_process(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(capstone.suite_cli() is None, reason="the official suite is not installed")
 def test_official_suite_part_passes_the_solution():
     """Item 8 runs the official suite's any-server scenarios (tools-list,
-    input-required-result-unsupported-methods) on a served solution."""
+    input-required-result-unsupported-methods) on a served solution. Skipped without the suite
+    in .conformance/; under CI, which installs it before the tests, a missing suite fails."""
+    if capstone.suite_cli() is None:
+        message = f"the official suite is not installed ({capstone.SUITE_INSTALL})"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must install it")
+        pytest.skip(message)
     report = asyncio.run(capstone.gate(capstone.SOLUTION, fleet=False))
     assert report.item(capstone.TITLES[7]).status == "pass", report
     assert "no FAILURE, no WARNING" in report.item(capstone.TITLES[7]).why
