@@ -519,8 +519,8 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
     for part in (
         "What you will learn",
         "What you need",
-        "**How long:** About 45 minutes to read and try, plus about 50 minutes for the "
-        "exercises. Teaching it: about 55 minutes",
+        "**How long**: About 48 minutes to read and try, plus about 50 minutes for the "
+        "exercises. **Teaching it**: about 60 minutes",
         f"({MRTR_PAGE})",
         f"({SEP_2322})",
         flat(SPEC_MAP_LINE),

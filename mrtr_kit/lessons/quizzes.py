@@ -266,34 +266,42 @@ LESSON_01 = Quiz(
             ),
         ),
         _q(
-            "Which requests may a server answer with `input_required`?",
+            "Round 1 of a call was request id 7 and came back `input_required`. Which id "
+            "does the retry carry?",
             Option(
-                "Only `tools/call`.",
-                "prompts/get and resources/read may ask too (MRTR-R1).",
-            ),
-            Option(
-                "Any request, `tools/list` and `server/discover` included.",
-                "Any other method must not return input_required (MRTR-R2, DISC-4).",
+                "7 again: it is the same call.",
+                "The retry is a separate request: it must use a different id from the "
+                "previous attempt (MRTR-C3).",
             ),
             _right(
-                "`tools/call`, `prompts/get` and `resources/read`.",
-                "Exactly these three may answer with an InputRequiredResult (MRTR-R1); no "
-                "other method may (MRTR-R2).",
+                "A new id, one not in use: the next from the client's counter, say.",
+                "The retry is a new request with a different id (MRTR-C3), and no id still "
+                "awaiting a response may be used again (CORE-3).",
+            ),
+            Option(
+                "None: the retry is a notification that carries the answers.",
+                "A notification gets no response, and the retry needs its result: it is a "
+                "request with its own id, different from the previous attempt's (MRTR-C3).",
             ),
         ),
         _q(
-            "A `resources/read` retry that carried `inputResponses` completes, with "
-            "`ttlMs: 60000`. May the client cache that result?",
-            Option(
-                "Yes, for 60 seconds, as `ttlMs` says.",
-                "The result of a request that carried inputResponses or requestState must "
-                "not be cached: its inputs are not in the cache key; the client ignores "
-                "ttlMs here (CACHE-3).",
-            ),
+            "A server answers every retry of a call with `input_required` again, round "
+            "after round. What does the kit's client do?",
             _right(
-                "No: nothing from a retry is cached, whatever `ttlMs` says.",
-                "A client must not cache a result obtained from a request that carried "
-                "inputResponses or requestState (CACHE-3, MRTR-C9).",
+                "It stops that call after 10 rounds and raises `TooManyRounds`.",
+                "The kit caps the rounds of each call, 10 by default, so a faulty or hostile "
+                "server cannot loop forever: a convention of the kit, not a rule of the spec "
+                "(MRTR-C7 (KIT)).",
+            ),
+            Option(
+                "It keeps answering: only the server may end a call.",
+                "A server could then keep a client busy forever: the kit's client caps the "
+                "rounds per call (MRTR-C7 (KIT)).",
+            ),
+            Option(
+                "It sends the server a JSON-RPC error saying it has had enough.",
+                "Clients send no JSON-RPC responses, errors included (CORE-6); the client "
+                "stops the call on its own side (MRTR-C7 (KIT)).",
             ),
         ),
     ),
