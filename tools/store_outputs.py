@@ -8,9 +8,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _relative_paths(nb: Any) -> None:
+    """A stored traceback names files relative to the clone (``mrtr_kit/...``), not under the
+    folder this machine happens to use: the lessons are read on GitHub and in other clones."""
+    prefix = str(ROOT) + "/"
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output["traceback"] = [line.replace(prefix, "") for line in output["traceback"]]
 
 
 def store(path: Path) -> None:
@@ -27,6 +40,7 @@ def store(path: Path) -> None:
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    _relative_paths(nb)
     nbformat.write(nb, path)
     print("stored outputs:", path)
 

@@ -1,6 +1,6 @@
 """Where the learner's browser can open a page the kernel serves on loopback.
 
-A notebook's helper server (the URL-mode sign-in page of lesson 01) listens on the kernel
+A notebook's helper server (the URL-mode sign-in page of lesson 01b) listens on the kernel
 machine's ``127.0.0.1``. On a laptop the learner's browser runs there too, so the direct
 loopback URL works. On Binder or a JupyterHub the browser is elsewhere: the page must be
 reached through the Jupyter server, whose ``jupyter-server-proxy`` extension forwards
