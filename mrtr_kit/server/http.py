@@ -1,10 +1,11 @@
-"""Streamable HTTP adapter (2026-07-28): a thin Starlette app around the sans-IO core.
+"""Streamable HTTP adapter (2026-07-28): a plain ASGI app around the sans-IO core.
 
 What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
 
 1. Host and Origin, parsed strictly, in an ASGI middleware
-   around the whole app, so before any routing or redirect -> 403           (HTTP-27, HTTP-29)
-   (one endpoint path: ``/mcp/`` is 404, never a redirect)   -> 404 -32600    (HTTP-1)
+   around the whole app, so before any routing             -> 403           (HTTP-27, HTTP-29)
+   one endpoint path (``McpApp``): ``/mcp/`` is 404, never
+   a redirect                                              -> 404 -32600    (HTTP-1)
 2. only POST; GET/DELETE of legacy clients                -> 405           (HTTP-20)
    authentication, when ``principal_of`` is given         -> 401           (HTTP-29)
 3. Content-Length over the cap, before reading anything   -> 413 -32600
@@ -19,7 +20,8 @@ What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE 
 
 A response is one JSON body, unless the handler sends notifications (progress, log) before
 its answer: then the response is an SSE stream scoped to this request, ending with the answer
-(HTTP-6, HTTP-21..23). Closing that stream cancels the handler (HTTP-25).
+(HTTP-6, HTTP-21..23). The core runs in the request's own task, and the first notification
+opens the stream (``_SseStream``); closing that stream cancels the handler (HTTP-25).
 
 Never a 500: every reply is encoded by ``wire_json.encode_message``. One that cannot be
 encoded (a handler returned NaN or a lone surrogate) is a server bug: it is logged and
@@ -39,12 +41,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import uvicorn
-from starlette.applications import Starlette
 from starlette.datastructures import Headers
-from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -81,8 +80,6 @@ KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024
 MAX_CONCURRENCY = 512
 
-# Every verb reaches the endpoint, which answers 405 itself with `Allow: POST` (HTTP-20).
-_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # digits only; 18 of them cannot overflow
 _INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
 
@@ -433,10 +430,56 @@ def bind_tcp(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _not_found(request: Request, exc: Exception) -> Response:
-    # HTTP-1: one endpoint path. Nothing from the request (path, Host) goes into the answer.
-    body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "No MCP endpoint here"}}
-    return Response(encode_message(body), 404, media_type="application/json")
+_NOT_FOUND = encode_message(
+    {"jsonrpc": "2.0", "error": {"code": -32600, "message": "No MCP endpoint here"}}
+)
+
+
+class McpApp:
+    """The app ``create_app`` builds, inside ``HostOriginGuard``: one path, the endpoint.
+
+    Plain ASGI, no framework router: a request for any other path is 404 -32600 (HTTP-1),
+    with nothing from the request (path, Host) in the answer, and never a redirect (a
+    ``/mcp/`` redirect would be built from the Host header). Mounted under a prefix (say,
+    Starlette's ``Mount``), the path is matched below the prefix (``root_path``).
+    """
+
+    def __init__(self, endpoint: McpHttpEndpoint, path: str) -> None:
+        self.endpoint = endpoint
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        elif scope["type"] != "http":
+            await send({"type": "websocket.close", "code": 1000})  # the kit serves no WebSocket
+        elif _route_path(scope) == self.path:
+            await self.endpoint(scope, receive, send)
+        else:
+            head = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(_NOT_FOUND)),
+            ]
+            await send({"type": "http.response.start", "status": 404, "headers": head})
+            await send({"type": "http.response.body", "body": _NOT_FOUND})
+
+
+def _route_path(scope: Scope) -> str:
+    """The request path below the prefix the app is mounted at (ASGI ``root_path``)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Nothing to start or stop: acknowledge both, so servers need no ``lifespan="off"``."""
+    while True:
+        event = await receive()
+        if event["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif event["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def create_app(
@@ -448,9 +491,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     body_timeout_s: float = BODY_TIMEOUT_S,
     response_headers: dict[str, str] | None = None,
-) -> Starlette:
-    """A Starlette app serving ``server`` at ``path`` (HTTP-1). Run it with uvicorn, ideally
-    with ``uvicorn_config``.
+) -> HostOriginGuard:
+    """An ASGI app serving ``server`` at ``path`` (HTTP-1): ``McpApp`` inside the Host/Origin
+    guard. Run it with uvicorn, ideally with ``uvicorn_config``, or mount it in a Starlette
+    app.
 
     ``allowed_hosts`` lists the Host names (and Origin hosts) accepted; the default admits only
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
@@ -465,14 +509,7 @@ def create_app(
         response_headers=response_headers,
     )
     hosts = [_allowed_host(h) for h in allowed_hosts]  # a bad entry fails here, not later
-    guard = Middleware(HostOriginGuard, allowed_hosts=hosts, response_headers=response_headers)
-    app = Starlette(
-        routes=[Route(path, endpoint, methods=_ANY_METHOD)],
-        middleware=[guard],
-        exception_handlers={404: _not_found},
-    )
-    app.router.redirect_slashes = False  # a redirect would be built from the Host header
-    return app
+    return HostOriginGuard(McpApp(endpoint, path), hosts, response_headers)
 
 
 # -- serving ------------------------------------------------------------------------------------
