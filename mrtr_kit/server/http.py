@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import uvicorn
-from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -49,6 +48,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol import errors
+from ..protocol import headers as hdr
 from ..protocol.errors import McpError, Reason
 from ..protocol.wire_json import Unencodable, decode_body, encode_message
 from . import hosts
@@ -306,7 +306,7 @@ class McpHttpEndpoint:
         headers = [(b"www-authenticate", b'Bearer realm="mcp"'), *self._json_headers]
         await self._send(send, 401, encode_message(body), headers)
 
-    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+    async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
         """The body, read chunk by chunk within the limits; ``_BodyRefused`` 413 / 408, or
         McpError -32600 for a malformed Content-Length, or ClientDisconnect."""
         too_large = _BodyRefused(413, McpError(-32600, "Request body too large"))
@@ -338,7 +338,11 @@ class McpHttpEndpoint:
             allow = [(b"allow", b"POST"), *self._extra]
             await self._send(send, 405, headers=allow)
             return
-        headers = Headers(scope=scope)
+        # The request headers once, lower-case names, the first of a repeated one (HTTP-8):
+        # what the core's header checks read, and this adapter too.
+        headers = hdr.received(
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
+        )
         try:
             # The principal comes from the credential, never from the body (SEC-9); it is
             # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not read.
