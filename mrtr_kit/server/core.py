@@ -38,7 +38,8 @@ Every MRTR rule lives here, once:
   once (MRTR-S7, CAP-2, ERR-1) - ``_gate``
 * at least one of inputRequests / requestState (MRTR-S6) - ``_finish``
 * params are JSON: no NaN, Infinity, lone surrogates or Python-only values (MRTR-E2) -
-  ``parse_message``
+  ``parse_message`` (for a message decoded by ``wire_json.decode_body``, which refuses them
+  itself, the HTTP adapter passes ``from_json_text=True`` and the scan is skipped)
 * malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
   ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
