@@ -38,6 +38,7 @@ class Server:
     label: str
     command: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    cwd: Path = ROOT
     proc: subprocess.Popen[str] | None = None
     url: str = ""
     cpu: float = 0.0  # seconds of server CPU during the measured flows
@@ -47,7 +48,7 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             self.command,
-            cwd=ROOT,
+            cwd=self.cwd,
             stdout=subprocess.PIPE,
             text=True,
             env={**os.environ, **self.env},
@@ -67,7 +68,8 @@ class Server:
 
 def kit_server(label: str, tree: Path) -> Server:
     command = [sys.executable, "-m", "mrtr_kit", "serve", "--example", "weather", "--port", "0"]
-    return Server(label, [*command, "--log-level", "warning"], {"PYTHONPATH": str(tree)})
+    # cwd too: ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH
+    return Server(label, [*command, "--log-level", "warning"], {"PYTHONPATH": str(tree)}, tree)
 
 
 def sdk_server() -> Server:

@@ -38,7 +38,8 @@ Every MRTR rule lives here, once:
   once (MRTR-S7, CAP-2, ERR-1) - ``_gate``
 * at least one of inputRequests / requestState (MRTR-S6) - ``_finish``
 * params are JSON: no NaN, Infinity, lone surrogates or Python-only values (MRTR-E2) -
-  ``parse_message``
+  ``parse_message`` (for a message decoded by ``wire_json.decode_body``, which refuses them
+  itself, the HTTP adapter passes ``from_json_text=True`` and the scan is skipped)
 * malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
   ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
@@ -373,6 +374,7 @@ class McpServer:
         principal: str | None = None,
         headers: Mapping[str, str] | None = None,
         emit: Emit | None = None,
+        from_json_text: bool = False,
     ) -> Reply:
         """One decoded JSON message in, one reply out: the pipeline of the module docstring,
         steps 1-9. Never raises for bad input.
@@ -380,10 +382,12 @@ class McpServer:
         ``principal`` is who the credential says is asking (SEC-9; requestState is bound to
         it, MRTR-S5a). ``headers`` are the HTTP request's, or None when the message did not
         come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
+        ``from_json_text=True`` says ``message`` is what ``wire_json.decode_body`` returned, so
+        it holds JSON values only and step 1 need not scan params for others (MRTR-E2).
         """
         request_id = message.get("id") if isinstance(message, dict) else None
         try:
-            request = parse_message(message)  # 1
+            request = parse_message(message, from_json_text=from_json_text)  # 1
             if isinstance(request, JSONRPCNotification):
                 return Reply(None)  # 2: CORE-5, HTTP-5
             legacy_version = _legacy_initialize_version(request)  # 3
@@ -634,8 +638,12 @@ class McpServer:
 # -- steps of the pipeline --------------------------------------------------------------------
 
 
-def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
-    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params)."""
+def parse_message(
+    message: Any, *, from_json_text: bool = False
+) -> JSONRPCRequest | JSONRPCNotification:
+    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params).
+    ``from_json_text``: the message was decoded from JSON text, which can hold only JSON
+    values, so the MRTR-E2 scan of params is skipped."""
     if isinstance(message, list):
         raise errors.invalid_request("batches are not part of MCP; send one message per POST")
     if not isinstance(message, dict):
@@ -658,10 +666,11 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
         raise errors.invalid_request('"id" must be a string or an integer, never null (CORE-2)')
     if isinstance(rid, str) and has_lone_surrogate(rid):
         raise errors.invalid_request('"id" holds a lone surrogate: it could not be echoed')
-    # MRTR-E2: the HTTP edge decodes only JSON, but a dict handed to McpServer.handle may hold
-    # values no JSON text can (NaN, lone surrogates, bytes, ...): refuse them here, before
-    # anything digests, validates or echoes them.
-    problem = json_problem(message.get("params", {}))
+    # MRTR-E2: the HTTP edge decodes only JSON (``decode_body`` refuses NaN and lone
+    # surrogates), but a dict handed to McpServer.handle may hold values no JSON text can
+    # (NaN, lone surrogates, bytes, ...): refuse them here, before anything digests,
+    # validates or echoes them.
+    problem = None if from_json_text else json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
     return JSONRPCRequest.model_validate(message)

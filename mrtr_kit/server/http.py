@@ -1,10 +1,11 @@
-"""Streamable HTTP adapter (2026-07-28): a thin Starlette app around the sans-IO core.
+"""Streamable HTTP adapter (2026-07-28): a plain ASGI app around the sans-IO core.
 
 What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
 
 1. Host and Origin, parsed strictly, in an ASGI middleware
-   around the whole app, so before any routing or redirect -> 403           (HTTP-27, HTTP-29)
-   (one endpoint path: ``/mcp/`` is 404, never a redirect)   -> 404 -32600    (HTTP-1)
+   around the whole app, so before any routing             -> 403           (HTTP-27, HTTP-29)
+   one endpoint path (``McpApp``): ``/mcp/`` is 404, never
+   a redirect                                              -> 404 -32600    (HTTP-1)
 2. only POST; GET/DELETE of legacy clients                -> 405           (HTTP-20)
    authentication, when ``principal_of`` is given         -> 401           (HTTP-29)
 3. Content-Length over the cap, before reading anything   -> 413 -32600
@@ -19,7 +20,8 @@ What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE 
 
 A response is one JSON body, unless the handler sends notifications (progress, log) before
 its answer: then the response is an SSE stream scoped to this request, ending with the answer
-(HTTP-6, HTTP-21..23). Closing that stream cancels the handler (HTTP-25).
+(HTTP-6, HTTP-21..23). The core runs in the request's own task, and the first notification
+opens the stream (``_SseStream``); closing that stream cancels the handler (HTTP-25).
 
 Never a 500: every reply is encoded by ``wire_json.encode_message``. One that cannot be
 encoded (a handler returned NaN or a lone surrogate) is a server bug: it is logged and
@@ -35,20 +37,18 @@ import asyncio
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import uvicorn
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol import errors
+from ..protocol import headers as hdr
 from ..protocol.errors import McpError, Reason
 from ..protocol.wire_json import Unencodable, decode_body, encode_message
 from . import hosts
@@ -80,8 +80,6 @@ KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024
 MAX_CONCURRENCY = 512
 
-# Every verb reaches the endpoint, which answers 405 itself with `Allow: POST` (HTTP-20).
-_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # digits only; 18 of them cannot overflow
 _INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
 
@@ -167,8 +165,80 @@ def _allowed_host(entry: str) -> str:
     return host
 
 
+class _StreamEnded(BaseException):
+    """Raised from ``emit`` into the handler when its SSE stream has ended (the notification
+    could not be encoded). A BaseException, like CancelledError, so that the core's
+    ``except Exception`` does not answer it: the stream already holds the answer."""
+
+
+class _SseStream:
+    """One request's SSE response, opened by the handler's first notification (HTTP-21..23).
+
+    Until then nothing is sent, so a handler that emits nothing is answered with plain JSON.
+    Once open, a hang-up by the client cancels the handler (HTTP-25): a task waits for
+    ``http.disconnect`` and cancels the task running the handler.
+    """
+
+    def __init__(self, send: Send, receive: Receive, headers: list[tuple[bytes, bytes]]) -> None:
+        self.send = send
+        self.receive = receive
+        self.headers = headers
+        self.request_id: Any = None
+        self.open = False
+        self.hung_up = False
+        self._watcher: asyncio.Task[None] | None = None
+
+    async def emit(self, notification: dict[str, Any]) -> None:
+        try:
+            data = encode_message(notification)
+        except Unencodable as exc:
+            # A handler emitted what JSON cannot carry: a server bug. End the stream with an
+            # error for this request instead of cutting it, and stop the handler.
+            log.error("a notification for request %r cannot be encoded (%s)", self.request_id, exc)
+            await self.event(_internal_error_body(self.request_id))
+            raise _StreamEnded from None
+        await self.event(data)
+
+    async def event(self, data: bytes) -> None:
+        if not self.open:
+            self.open = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": self.headers})
+            self._watcher = asyncio.create_task(self._watch(asyncio.current_task()))
+        event = b"data: " + data + b"\n\n"
+        await self.send({"type": "http.response.body", "body": event, "more_body": True})
+
+    async def end(self, data: bytes) -> None:
+        """The answer: the last event, which ends the stream (HTTP-21)."""
+        await self.event(data)
+        await self.send({"type": "http.response.body", "body": b""})
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+    async def _watch(self, handler: asyncio.Task[Any] | None) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        self.hung_up = True
+        if handler is not None:
+            handler.cancel()
+
+
+def _internal_error_body(request_id: Any) -> bytes:
+    fallback = error_reply(request_id, errors.internal_error())
+    assert fallback.body is not None
+    try:
+        return encode_message(fallback.body)
+    except Unencodable:
+        return _INTERNAL_ERROR
+
+
 class McpHttpEndpoint:
-    """The ASGI endpoint for one ``McpServer``; see the module docstring for the pipeline."""
+    """The ASGI endpoint for one ``McpServer``; see the module docstring for the pipeline.
+
+    A plain ASGI app (no Starlette Request or Response per request): it reads the body from
+    ``receive`` and writes its one response, JSON or SSE, with ``send``.
+    """
 
     def __init__(
         self,
@@ -184,13 +254,41 @@ class McpHttpEndpoint:
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
         self.response_headers = response_headers or {}
+        extra = [
+            (k.lower().encode("latin-1"), v.encode("latin-1"))
+            for k, v in self.response_headers.items()
+        ]
+        self._extra = extra
+        self._json_headers = [(b"content-type", b"application/json"), *extra]
+        self._sse_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),
+            *extra,
+        ]
 
-    def _json(self, reply: Reply, extra: dict[str, str] | None = None) -> Response:
-        headers = {**self.response_headers, **(extra or {})}
+    async def _send(
+        self,
+        send: Send,
+        status: int,
+        body: bytes = b"",
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        """One whole response; a JSON one unless ``headers`` say otherwise."""
+        head = self._json_headers if headers is None else headers
+        if body:
+            head = [*head, (b"content-length", str(len(body)).encode())]
+        else:
+            head = [*[h for h in head if h[0] != b"content-type"], (b"content-length", b"0")]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _send_reply(self, send: Send, reply: Reply) -> None:
         if reply.body is None:
-            return Response(status_code=http_status(reply), headers=headers)
+            await self._send(send, http_status(reply))
+            return
         content, status = self._encode(reply)
-        return Response(content, status, headers, media_type="application/json")
+        await self._send(send, status, content)
 
     def _encode(self, reply: Reply) -> tuple[bytes, int]:
         """The reply as bytes; one that cannot be encoded is a server bug: -32603, HTTP 200."""
@@ -200,24 +298,19 @@ class McpHttpEndpoint:
         except Unencodable as exc:
             request_id = reply.body.get("id")
             log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
-            fallback = error_reply(request_id, errors.internal_error())
-            try:
-                assert fallback.body is not None
-                return encode_message(fallback.body), http_status(fallback)
-            except Unencodable:
-                return _INTERNAL_ERROR, 200
+            return _internal_error_body(request_id), 200
 
-    def _unauthorized(self) -> Response:
+    async def _unauthorized(self, send: Send) -> None:
         # One answer for a missing and a wrong token: the reason is only in the server log.
         body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Unauthorized"}}
-        headers = {"WWW-Authenticate": 'Bearer realm="mcp"', **self.response_headers}
-        return Response(encode_message(body), 401, headers, media_type="application/json")
+        headers = [(b"www-authenticate", b'Bearer realm="mcp"'), *self._json_headers]
+        await self._send(send, 401, encode_message(body), headers)
 
-    async def _read_body(self, request: Request) -> bytes:
+    async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
         """The body, read chunk by chunk within the limits; ``_BodyRefused`` 413 / 408, or
-        McpError -32600 for a malformed Content-Length."""
+        McpError -32600 for a malformed Content-Length, or ClientDisconnect."""
         too_large = _BodyRefused(413, McpError(-32600, "Request body too large"))
-        declared = request.headers.get("content-length")
+        declared = headers.get("content-length")
         if declared is not None:
             if not _CONTENT_LENGTH.fullmatch(declared):
                 raise errors.invalid_request("Content-Length is not a decimal of at most 18 digits")
@@ -226,93 +319,102 @@ class McpHttpEndpoint:
         body = bytearray()
         try:
             async with asyncio.timeout(self.body_timeout_s):
-                async for chunk in request.stream():
-                    body += chunk
+                while True:
+                    event = await receive()
+                    if event["type"] == "http.disconnect":
+                        raise ClientDisconnect
+                    body += event.get("body", b"")
                     if len(body) > self.max_body_bytes:
                         raise too_large  # stop reading: the rest is never held
+                    if not event.get("more_body", False):
+                        break
         except TimeoutError:
             message = f"Request body not received within {self.body_timeout_s:g} s"
             raise _BodyRefused(408, McpError(-32600, message)) from None
         return bytes(body)
 
-    async def handle(self, request: Request) -> Response:
-        if request.method != "POST":  # 2
-            return Response(status_code=405, headers={"Allow": "POST", **self.response_headers})
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":  # 2
+            allow = [(b"allow", b"POST"), *self._extra]
+            await self._send(send, 405, headers=allow)
+            return
+        # The request headers once, lower-case names, the first of a repeated one (HTTP-8):
+        # what the core's header checks read, and this adapter too.
+        headers = hdr.received(
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
+        )
         try:
             # The principal comes from the credential, never from the body (SEC-9); it is
             # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not read.
-            principal = self.principal_of(request) if self.principal_of else None
+            principal = self.principal_of(Request(scope)) if self.principal_of else None
         except Unauthenticated as exc:
             auth_log.warning("rejected request: %s", exc.reason)
-            return self._unauthorized()
+            await self._unauthorized(send)
+            return
         try:
-            message = decode_body(await self._read_body(request))  # 3, 4
+            message = decode_body(await self._read_body(headers, receive))  # 3, 4
         except _BodyRefused as exc:
             # A body we gave up waiting for leaves the connection unusable: close it.
-            close = {"Connection": "close"} if exc.status == 408 else {}
+            close = [(b"connection", b"close")] if exc.status == 408 else []
             content = encode_message({"jsonrpc": "2.0", "error": exc.error.to_error_object()})
-            headers = {**self.response_headers, **close}
-            return Response(content, exc.status, headers, media_type="application/json")
+            await self._send(send, exc.status, content, [*self._json_headers, *close])
+            return
         except McpError as exc:
-            return self._json(error_reply(None, exc))
+            await self._send_reply(send, error_reply(None, exc))
+            return
         except ClientDisconnect:
-            return Response(status_code=400)  # nobody is left to read it
-        wants_sse = "text/event-stream" in request.headers.get("accept", "")
-        return await self._respond(message, principal, request.headers, wants_sse)  # 5, 6
+            await self._send(send, 400)  # nobody is left to read it
+            return
+        wants_sse = "text/event-stream" in headers.get("accept", "")
+        await self._respond(message, principal, headers, wants_sse, receive, send)  # 5, 6
 
     async def _respond(
-        self, message: Any, principal: str | None, headers: Mapping[str, str], sse: bool
-    ) -> Response:
-        """Run the core; JSON if it answers straight away, SSE if it streams notifications."""
-        queue: asyncio.Queue[dict[str, Any] | Reply] = asyncio.Queue()
+        self,
+        message: Any,
+        principal: str | None,
+        headers: Mapping[str, str],
+        sse: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Run the core in this task; JSON if it answers without a notification before, else
+        the SSE stream its first notification opened."""
         request_id = message.get("id") if isinstance(message, dict) else None
-
-        async def emit(notification: dict[str, Any]) -> None:
-            await queue.put(notification)
-
-        async def run() -> None:
-            try:
-                reply = await self.server.handle(
-                    message, principal=principal, headers=headers, emit=emit if sse else None
-                )
-            except Exception:  # handle answers every failure itself: this is a core bug
-                log.exception("request %r failed outside the core's pipeline", request_id)
-                reply = error_reply(request_id, errors.internal_error())
-            await queue.put(reply)
-
-        task = asyncio.create_task(run())
+        stream = _SseStream(send, receive, self._sse_headers) if sse else None
+        if stream is not None:
+            stream.request_id = request_id
         try:
-            first = await queue.get()
+            reply = await self.server.handle(
+                message,
+                principal=principal,
+                headers=headers,
+                emit=stream.emit if stream is not None else None,
+                from_json_text=True,  # decode_body refused every non-JSON value
+            )
+        except _StreamEnded:
+            if stream is not None:
+                await stream.send({"type": "http.response.body", "body": b""})
+            return
         except asyncio.CancelledError:
-            task.cancel()  # the client went away before the first byte (HTTP-25)
-            raise
-        if isinstance(first, Reply):
-            return self._json(first)
-
-        async def stream() -> AsyncIterator[bytes]:
-            item: dict[str, Any] | Reply = first
-            try:
-                while not isinstance(item, Reply):
-                    try:
-                        data = encode_message(item)
-                    except Unencodable as exc:
-                        # A handler emitted what JSON cannot carry: a server bug. End the
-                        # stream with an error for this request instead of cutting it.
-                        log.error(
-                            "a notification for request %r cannot be encoded (%s)", request_id, exc
-                        )
-                        item = error_reply(request_id, errors.internal_error())
-                        break
-                    yield b"data: " + data + b"\n\n"
-                    item = await queue.get()
-                data, _status = self._encode(item)
-                yield b"data: " + data + b"\n\n"  # the answer ends the stream (HTTP-21)
-            finally:
-                if not task.done():  # the client closed the stream, or we ended it (HTTP-25)
-                    task.cancel()
-
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no", **self.response_headers}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+            if stream is None or not stream.hung_up:
+                raise
+            # The client closed the stream, so we cancelled the handler (HTTP-25); the
+            # cancellation was ours, not this task's owner's.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return
+        except Exception:  # handle answers every failure itself: this is a core bug
+            log.exception("request %r failed outside the core's pipeline", request_id)
+            reply = error_reply(request_id, errors.internal_error())
+        finally:
+            if stream is not None:
+                stream.close()
+        if stream is None or not stream.open:
+            await self._send_reply(send, reply)
+            return
+        data, _status = self._encode(reply)
+        await stream.end(data)  # the answer ends the stream (HTTP-21)
 
 
 def bind_tcp(host: str, port: int) -> socket.socket:
@@ -332,10 +434,56 @@ def bind_tcp(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _not_found(request: Request, exc: Exception) -> Response:
-    # HTTP-1: one endpoint path. Nothing from the request (path, Host) goes into the answer.
-    body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "No MCP endpoint here"}}
-    return Response(encode_message(body), 404, media_type="application/json")
+_NOT_FOUND = encode_message(
+    {"jsonrpc": "2.0", "error": {"code": -32600, "message": "No MCP endpoint here"}}
+)
+
+
+class McpApp:
+    """The app ``create_app`` builds, inside ``HostOriginGuard``: one path, the endpoint.
+
+    Plain ASGI, no framework router: a request for any other path is 404 -32600 (HTTP-1),
+    with nothing from the request (path, Host) in the answer, and never a redirect (a
+    ``/mcp/`` redirect would be built from the Host header). Mounted under a prefix (say,
+    Starlette's ``Mount``), the path is matched below the prefix (``root_path``).
+    """
+
+    def __init__(self, endpoint: McpHttpEndpoint, path: str) -> None:
+        self.endpoint = endpoint
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        elif scope["type"] != "http":
+            await send({"type": "websocket.close", "code": 1000})  # the kit serves no WebSocket
+        elif _route_path(scope) == self.path:
+            await self.endpoint(scope, receive, send)
+        else:
+            head = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(_NOT_FOUND)),
+            ]
+            await send({"type": "http.response.start", "status": 404, "headers": head})
+            await send({"type": "http.response.body", "body": _NOT_FOUND})
+
+
+def _route_path(scope: Scope) -> str:
+    """The request path below the prefix the app is mounted at (ASGI ``root_path``)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Nothing to start or stop: acknowledge both, so servers need no ``lifespan="off"``."""
+    while True:
+        event = await receive()
+        if event["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif event["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def create_app(
@@ -347,9 +495,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     body_timeout_s: float = BODY_TIMEOUT_S,
     response_headers: dict[str, str] | None = None,
-) -> Starlette:
-    """A Starlette app serving ``server`` at ``path`` (HTTP-1). Run it with uvicorn, ideally
-    with ``uvicorn_config``.
+) -> HostOriginGuard:
+    """An ASGI app serving ``server`` at ``path`` (HTTP-1): ``McpApp`` inside the Host/Origin
+    guard. Run it with uvicorn, ideally with ``uvicorn_config``, or mount it in a Starlette
+    app.
 
     ``allowed_hosts`` lists the Host names (and Origin hosts) accepted; the default admits only
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
@@ -364,14 +513,7 @@ def create_app(
         response_headers=response_headers,
     )
     hosts = [_allowed_host(h) for h in allowed_hosts]  # a bad entry fails here, not later
-    guard = Middleware(HostOriginGuard, allowed_hosts=hosts, response_headers=response_headers)
-    app = Starlette(
-        routes=[Route(path, endpoint.handle, methods=_ANY_METHOD)],
-        middleware=[guard],
-        exception_handlers={404: _not_found},
-    )
-    app.router.redirect_slashes = False  # a redirect would be built from the Host header
-    return app
+    return HostOriginGuard(McpApp(endpoint, path), hosts, response_headers)
 
 
 # -- serving ------------------------------------------------------------------------------------
