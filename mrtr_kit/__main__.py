@@ -88,6 +88,8 @@ def _state_keys() -> KeyRing:
 
 
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
+    import gc
+
     import uvicorn
 
     from .server.http import bind_tcp, uvicorn_config
@@ -101,6 +103,9 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # not after a failed start (uvicorn then exits)
+                # What start-up built (modules, models, the app) lives as long as the process:
+                # moved out of the collector's reach, it is not walked again on every sweep.
+                gc.freeze()
                 print(line, flush=True)
 
     config = uvicorn_config(app, log_level=args.log_level)  # the kit's connection limits

@@ -141,7 +141,12 @@ class FormAnswer:
         notes = [explain(self.problems)] if self.problems else []
         if why:
             notes.append(why)
-        return elicit_form(" ".join([*notes, self.message]), self.schema)
+        # Not elicit_form: ctx.form checked this schema already, and the core checks it again
+        # where it leaves the server (ELIC-5, McpServer._finish).
+        params = ElicitRequestFormParams(
+            message=" ".join([*notes, self.message]), requested_schema=self.schema
+        )
+        return ElicitRequest(params=params)
 
     def ask(self, why: str | None = None) -> InputRequired:
         """What the handler returns to ask (again): the ``InputRequired`` that
