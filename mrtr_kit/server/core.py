@@ -638,9 +638,7 @@ class McpServer:
 # -- steps of the pipeline --------------------------------------------------------------------
 
 
-def parse_message(
-    message: Any, *, from_json_text: bool = False
-) -> JSONRPCRequest | JSONRPCNotification:
+def parse_message(message: Any, *, from_json_text: bool) -> JSONRPCRequest | JSONRPCNotification:
     """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params).
     ``from_json_text``: the message was decoded from JSON text, which can hold only JSON
     values, so the MRTR-E2 scan of params is skipped."""
