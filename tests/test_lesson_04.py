@@ -341,7 +341,7 @@ def test_served_file_answers_like_in_process(tmp_path):
     try:
 
         async def run() -> str:
-            user = capstone._answers(size="small")
+            user = capstone.scripted_user(size="small")
             transport = RoundRobin(fleet.urls).transport()
             async with McpClient(FRONT_URL, elicitation=user, transport=transport) as client:
                 return capstone._text(await client.call_tool("order_pizza", capstone.PIZZA))

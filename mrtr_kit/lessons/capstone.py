@@ -72,6 +72,7 @@ from ..server import McpServer
 from ..server.codecs import PlainStateCodec, b64url, unb64url
 from ..server.http import create_app
 from ..server.keyring import KeyRing
+from .migration import scripted_user
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAFFOLD = ROOT / "notebooks" / "capstone" / "pizzeria_2025.py"
@@ -263,21 +264,6 @@ class _Fail(Exception):
     """One item fails, with this reason."""
 
 
-def _answers(**content: Any) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
-    """A scripted user: accepts each form with the fields it asks for; declines the rest."""
-
-    def answer(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
-        fields = params.requested_schema.get("properties", {})
-        wanted = {k: v for k, v in content.items() if k in fields}
-        return (
-            ElicitResult(action="accept", content=wanted)
-            if wanted
-            else ElicitResult(action="decline")
-        )
-
-    return answer
-
-
 def _with(action: str) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
     return lambda params, ctx: ElicitResult(action=action)  # type: ignore[arg-type]
 
@@ -347,7 +333,7 @@ async def _check_tools(app: Any) -> str:
 
 async def _first_round(app: Any, name: str, arguments: dict[str, Any]) -> Any:
     """Round 1 from a client that can show forms and nothing else, as the original needs."""
-    async with McpClient.for_app(app, elicitation=_answers()) as client:
+    async with McpClient.for_app(app, elicitation=scripted_user()) as client:
         try:
             return await client.begin_tool_call(name, arguments)
         except McpRemoteError as exc:
@@ -383,7 +369,7 @@ async def _check_pizza(app: Any) -> str:
         raise _Fail(f"round 1 asks {len(asked)} questions; the original asks one")
     _same_question(asked[0], "What size of margherita?", SIZE_FORM, "round 1")
     cases = [
-        ("large", _answers(size="large"), pizza_text("large")),
+        ("large", scripted_user(size="large"), pizza_text("large")),
         ("decline", _with("decline"), NO_PIZZA),
         ("cancel", _with("cancel"), NO_PIZZA),
     ]
@@ -399,7 +385,7 @@ async def _check_pizza(app: Any) -> str:
 
 
 async def _check_table(app: Any) -> str:
-    user = _answers(people=4, time="20:00")
+    user = scripted_user(people=4, time="20:00")
     async with McpClient.for_app(app, elicitation=user, max_rounds=5) as client:
         try:
             result = await client.call_tool("book_table", TABLE)
@@ -421,7 +407,7 @@ async def _check_table(app: Any) -> str:
     _same_question(rounds[1][0], "What time on 2026-12-24, for 4?", TIME_FORM, "round 2")
     for label, who in (
         ("people", _with("decline")),
-        ("time", _answers(people=2)),  # accepts the people, declines the time
+        ("time", scripted_user(people=2)),  # accepts the people, declines the time
     ):
         async with McpClient.for_app(app, elicitation=who, max_rounds=5) as client:
             got = _text(await client.call_tool("book_table", TABLE))
@@ -562,7 +548,7 @@ async def _check_fleet(path: Path) -> str:
         ):
             balancer = RoundRobin(fleet.urls)
             transport = balancer.transport()
-            user = _answers(people=4, time="20:00", size="large")
+            user = scripted_user(people=4, time="20:00", size="large")
             async with McpClient(
                 FRONT_URL, elicitation=user, transport=transport, max_rounds=5
             ) as client:

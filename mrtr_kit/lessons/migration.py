@@ -500,7 +500,10 @@ def _app(name: str, code: _LearnerCode, schema: dict[str, Any]) -> Any:
     return create_app(server)
 
 
-def _answer(**content: Any) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
+def scripted_user(**content: Any) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
+    """A scripted user for checkpoints: accepts each form with the fields it asks for (from
+    ``content``), declines a form that asks for none of them."""
+
     def answer(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
         fields = params.requested_schema.get("properties", {})
         wanted = {k: v for k, v in content.items() if k in fields}
@@ -527,7 +530,7 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
     app = _app("pick_seat", code, FLIGHT_SCHEMA)
     flight = {"flight": "LX 123"}
     code.case = "no answer yet (round 1)"
-    async with McpClient.for_app(app, elicitation=_answer(seat="window")) as client:
+    async with McpClient.for_app(app, elicitation=scripted_user(seat="window")) as client:
         first = await client.begin_tool_call("pick_seat", flight)
         again = await client.begin_tool_call("pick_seat", flight)
     if problem := code.problem("pick_seat"):
@@ -550,8 +553,8 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
         return Checkpoint("not yet", "ask for the seat with ask_seat(flight)")
     outcomes = {}
     for label, handler in (
-        ("window", _answer(seat="window")),
-        ("aisle", _answer(seat="aisle")),
+        ("window", scripted_user(seat="window")),
+        ("aisle", scripted_user(seat="aisle")),
         ("decline", _decline),
     ):
         code.case = "decline" if label == "decline" else f"the answer {label!r}"
@@ -591,7 +594,7 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
     """Exercise 2: ``rent_bike`` asks the day, then the hours, and remembers the day."""
     code = _LearnerCode(rent_bike)
     app = _app("rent_bike", code, BIKE_SCHEMA)
-    answers = _answer(day="2026-09-02", hours=3)
+    answers = scripted_user(day="2026-09-02", hours=3)
     code.case = "accepted answers (day, then hours)"
     async with McpClient.for_app(app, elicitation=answers, max_rounds=5) as client:
         try:
@@ -634,7 +637,7 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
     code = _LearnerCode(open_ticket, tracker)
     app = _app("open_ticket", code, TICKET_SCHEMA)
     code.case = "an accepted answer (severity high)"
-    async with McpClient.for_app(app, elicitation=_answer(severity="high")) as client:
+    async with McpClient.for_app(app, elicitation=scripted_user(severity="high")) as client:
         try:
             result = await client.call_tool("open_ticket", {"title": "Login broken"})
         except McpClientError as exc:
