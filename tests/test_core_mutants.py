@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.protocol.constants import META_CLIENT_INFO, PROTOCOL_VERSION, RESULT_INPUT_REQUIRED
+from mrtr_kit.protocol.constants import (
+    META_CLIENT_INFO,
+    META_SERVER_INFO,
+    PROTOCOL_VERSION,
+    RESULT_INPUT_REQUIRED,
+)
 from mrtr_kit.protocol.models import (
     CreateMessageRequest,
     CreateMessageRequestParams,
@@ -483,3 +488,20 @@ def test_samp_3_include_context_none_needs_no_context_capability():
     s = sampling_server({"includeContext": "none"})
     res = result(call(s, "tools/call", {"name": "ask"}, capabilities={"sampling": {}}))
     assert res["resultType"] == RESULT_INPUT_REQUIRED
+
+
+def test_core_16_each_result_carries_its_own_server_info():
+    """CORE-16: every result names the server in ``_meta``, complete and input_required alike.
+    A caller of ``McpServer.handle`` gets plain dicts it may change; changing one reply's
+    serverInfo must not change what the server says in the next one.
+
+    Kills: the serverInfo dict shared between replies (in ``_stamp`` or ``_finish``).
+    """
+    s = McpServer("own-info", state_key=KEY)
+    s.tool("asks", description="asks")(lambda ctx: ctx.input_required(state={"n": 1}))
+    s.tool("done", description="done")(lambda ctx: "ok")
+    for name in ("asks", "done", "asks", "done"):
+        reply = result(call(s, "tools/call", {"name": name}))
+        info = reply["_meta"][META_SERVER_INFO]
+        assert info["name"] == "own-info", (name, info)
+        info["name"] = "changed by the caller"

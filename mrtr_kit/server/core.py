@@ -228,6 +228,7 @@ class McpServer:
         """
         _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
         self.info = Implementation(name=name, version=version)
+        self._info_wire = self.info.to_wire()  # serverInfo on every result (CORE-16)
         self.instructions = instructions
         self.supported_versions = supported_versions
         self.list_ttl_ms = list_ttl_ms
@@ -608,7 +609,7 @@ class McpServer:
                 else None
             ),
         ).to_wire()
-        result["_meta"] = {META_SERVER_INFO: self.info.to_wire()}  # CORE-16
+        result["_meta"] = {META_SERVER_INFO: dict(self._info_wire)}  # CORE-16
         return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
     def _stamp(
@@ -622,7 +623,7 @@ class McpServer:
         are the defaults for a result that brings none of its own."""
         result.setdefault("resultType", RESULT_COMPLETE)  # RT-1
         meta = result.setdefault("_meta", {})
-        meta.setdefault(META_SERVER_INFO, self.info.to_wire())  # CORE-16
+        meta.setdefault(META_SERVER_INFO, dict(self._info_wire))  # CORE-16
         if method in CACHEABLE_METHODS:  # CACHE-1
             result.setdefault("ttlMs", ttl_ms)
             result.setdefault("cacheScope", cache_scope)
@@ -671,7 +672,11 @@ def parse_message(message: Any, *, from_json_text: bool) -> JSONRPCRequest | JSO
     problem = None if from_json_text else json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
-    return JSONRPCRequest.model_validate(message)
+    # jsonrpc, id, method and params were each checked above: a second, pydantic pass over
+    # the same dict would only repeat that on every request.
+    return JSONRPCRequest.model_construct(
+        id=rid, method=message["method"], params=message.get("params", {})
+    )
 
 
 def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
