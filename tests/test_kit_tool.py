@@ -322,3 +322,18 @@ def test_kit_module_needs_only_the_standard_library():
         for alias in node.names
     }
     assert names - {"__future__"} <= sys.stdlib_module_names, names - sys.stdlib_module_names
+
+
+# -- which files are lessons ----------------------------------------------------------------------
+
+
+def test_the_test_command_runs_every_lesson_and_reset_names_each_one(monkeypatch):
+    """``kit.py test`` runs every lesson under nbval, the optional 01b among them, and ``reset``
+    finds each by its number: "01" is 01-the-basic-flow, "01b" the optional one."""
+    kit = load_kit(monkeypatch)
+    lessons = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert sorted(p.name for p in (ROOT / "notebooks").glob(kit.LESSON_GLOB)) == lessons
+    assert "01b-more-ways-to-ask-OPTIONAL.ipynb" in lessons
+    for name in lessons:
+        number = name.split("-", 1)[0]
+        assert kit.resolve_lesson(number) == ROOT / "notebooks" / name, number

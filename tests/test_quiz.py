@@ -144,7 +144,7 @@ def test_the_view_is_built_from_the_data_only():
 
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
     """A notebook that has a quiz cell calls show_quiz with its own number (KIT layout)."""
-    for path in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb")):
+    for path in sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")):
         cells = json.loads(path.read_text())["cells"]
         calls = [
             m.group(1)

@@ -283,7 +283,7 @@ def run_lessons(
     repo: Path, bindir: Path, build_env: dict[str, str], test_env: dict[str, str], only: list[str]
 ) -> int:
     """Every lesson in a Binder kernel under nbval strict, with its peak memory; then a table."""
-    lessons = sorted((repo / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    lessons = sorted((repo / "notebooks").glob("[0-9][0-9]*-*.ipynb"))  # 01b-... too
     if only:  # --notebooks 03: that lesson (and JupyterLab) only
         lessons = [p for p in lessons if any(p.name.startswith(name) for name in only)]
     rows: list[tuple[str, str, int, Peak, float]] = []

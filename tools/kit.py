@@ -53,6 +53,8 @@ LESSON_COPY = ROOT / ".jupyter-test" / "lessons"  # the committed lessons that `
 MIN_PYTHON = (3, 11)
 LAB, TEST = ("lab",), ("lab", "test")  # the extras each path installs
 FIRST_LESSON = "notebooks/01-the-basic-flow.ipynb"
+# A lesson is NN-name.ipynb or NNx-name.ipynb (01b-...-OPTIONAL); never a copy in notebooks/saved/.
+LESSON_GLOB = "[0-9][0-9]*-*.ipynb"
 
 
 def say(message: str) -> None:
@@ -198,8 +200,7 @@ def run_tests(extra: list[str]) -> int:
     working_copy = "--working-copy" in extra
     extra = [a for a in extra if a not in ("--fast", "--working-copy")]
     lessons = lessons_to_test(working_copy)
-    # Only the lessons themselves (NN-name.ipynb), never a copy saved aside in notebooks/saved/.
-    notebooks = [_where(p) for p in sorted(lessons.glob("[0-9][0-9]-*.ipynb"))]
+    notebooks = [_where(p) for p in sorted(lessons.glob(LESSON_GLOB))]
     selection = FAST_LANE if fast else ["tests", *notebooks, *NBVAL]
     command = [str(PYTHON), "-m", "pytest", *selection, *extra]
     print("+", " ".join(command), flush=True)
@@ -217,7 +218,9 @@ def resolve_lesson(name: str) -> Path | None:
     path = (Path.cwd() / name).resolve()
     if path.is_relative_to(NOTEBOOKS) and (path.exists() or path.suffix == ".ipynb"):
         return path
-    found = sorted(NOTEBOOKS.glob(f"{name.removesuffix('.ipynb')}*.ipynb"))
+    stem = name.removesuffix(".ipynb")
+    # "01" is 01-the-basic-flow, not 01b-...: a number first names the lesson with exactly it.
+    found = sorted(NOTEBOOKS.glob(f"{stem}-*.ipynb")) or sorted(NOTEBOOKS.glob(f"{stem}*.ipynb"))
     return found[0] if len(found) == 1 else None
 
 
@@ -232,7 +235,7 @@ def reset_lessons(names: list[str]) -> int:
         for name in names:
             path = resolve_lesson(name)
             if path is None:
-                lessons = ", ".join(p.name for p in sorted(NOTEBOOKS.glob("[0-9][0-9]-*.ipynb")))
+                lessons = ", ".join(p.name for p in sorted(NOTEBOOKS.glob(LESSON_GLOB)))
                 print(f"no lesson matches {name!r}; the lessons: {lessons}")
                 return 2
             targets.append(path.relative_to(ROOT).as_posix())
