@@ -5,7 +5,6 @@ The loop exercise of 01 (``call_with_mrtr``) has its own file, tests/test_lesson
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import copy
 import itertools
@@ -18,6 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from lesson_files import LESSONS as LESSON_DIR
+from lesson_files import run_cell
 
 from mrtr_kit.lessons import basics
 
@@ -389,25 +389,6 @@ def test_every_exercise_has_one_layout_and_sits_right_after_its_section(path):
         headings = [c.source for c in all_cells[:i] if c.source.startswith("## ")]
         assert headings[-1].startswith(section), (filename, headings[-1][:40])
     assert SOLUTION in all_cells[0].source  # the header explains the solution sentence once
-
-
-def run_cell(source, namespace):
-    """Run one notebook cell's code as IPython would (top-level await allowed), and return
-    the value of its last expression."""
-    tree = ast.parse(source)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-
-    async def go():
-        pending = eval(compile(tree, "<cell>", "exec", flags=flags), namespace)
-        if asyncio.iscoroutine(pending):
-            await pending
-        if last is None:
-            return None
-        value = eval(compile(ast.Expression(last.value), "<cell>", "eval", flags=flags), namespace)
-        return await value if asyncio.iscoroutine(value) else value
-
-    return asyncio.run(go())
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import base64
 import binascii
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lesson_files import LESSONS
+from lesson_files import LESSONS, run_cell
 
 from mrtr_kit.lessons import security
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
@@ -587,26 +586,6 @@ def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
     assert text.count(SOLUTION_SENTENCE) == 5  # once per exercise, once in the introduction
     assert text.count("<summary>Hint</summary>") == 4
-
-
-def run_cell(source: str, namespace: dict) -> object:
-    """Run one notebook cell's code as IPython would (top-level await allowed), and return
-    the value of its last expression."""
-    tree = ast.parse(source)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-
-    async def go():
-        body = compile(tree, "<cell>", "exec", flags=flags)
-        pending = eval(body, namespace)
-        if asyncio.iscoroutine(pending):
-            await pending
-        if last is None:
-            return None
-        value = eval(compile(ast.Expression(last.value), "<cell>", "eval", flags=flags), namespace)
-        return await value if asyncio.iscoroutine(value) else value
-
-    return asyncio.run(go())
 
 
 @pytest.mark.parametrize(("name", "check"), EXERCISES)
