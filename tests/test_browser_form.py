@@ -54,7 +54,7 @@ NOTEBOOK = "01-the-basic-flow.ipynb"
 OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
 # Each notebook's last printed output: once it is there, Run All has finished.
 LAST_OUTPUT = {
-    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: do exercise 3 first.",
+    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: write the loop above first.",
     OPTIONAL: "stopped - requests sent: 1",
 }
 RUN_ALL_TIMEOUT_MS = 90_000

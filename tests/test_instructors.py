@@ -65,7 +65,7 @@ def header_minutes(text: str) -> tuple[int, int, int]:
     """(to read and try, for the exercises or 0, to teach) from a header's time lines. Both
     spellings in use are read: ``**How long**: About`` and ``**How long:** About``."""
     read = re.search(
-        r"About (\d+) minutes to read and try(?:, plus about (\d+) minutes for the\s+exercises)?",
+        r"About (\d+) minutes to read and try(?:, plus about (\d+) minutes for the\s+exercises?)?",
         text,
     )
     teach = re.search(r"Teaching it(?:\*\*)?:\s+about (\d+) minutes", text)

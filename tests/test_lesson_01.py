@@ -256,7 +256,7 @@ def _figures(path):
     """The header's minutes: (to read and try, for the exercises or 0, to teach)."""
     opening = cells(path)[0].source
     read = int(re.search(r"About (\d+) minutes to read and try", opening)[1])
-    ex = re.search(r"plus about (\d+) minutes for the exercises", opening)
+    ex = re.search(r"plus about (\d+) minutes for the exercises?", opening)
     teach = int(re.search(r"\*\*Teaching it\*\*: about (\d+) minutes", opening)[1])
     return read, int(ex[1]) if ex else 0, teach
 
@@ -277,14 +277,16 @@ def test_the_headers_times_come_from_the_reading_time_script(path):
     assert abs(teach - measured.teach_minutes) <= 3, (teach, measured.teach_minutes)
 
 
-def test_the_core_path_through_00_and_01_reads_in_45_minutes_at_most():
-    """Issue: "a learner's path through 00/01's core in <= 45 minutes" (to read and try, by the
-    script's rates; the exercises are counted apart, by their headings)."""
+def test_the_core_path_through_00_and_01_takes_45_minutes_at_most_with_its_exercise():
+    """Issue: "a learner's path through 00/01's core in <= 45 minutes". Reading and trying by the
+    script's rates, plus the exercises' own minutes (their headings): the issue's baseline
+    ("closer to 70") counted the exercises too. Both the script's figure and the headers'."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import reading_time
 
-    assert sum(reading_time.read(p).read_minutes for p in (WHY, NOTEBOOK)) <= 45
-    assert sum(_figures(p)[0] for p in (WHY, NOTEBOOK)) <= 45
+    measured = [reading_time.read(p) for p in (WHY, NOTEBOOK)]
+    assert sum(r.read_minutes + r.exercise_minutes for r in measured) <= 45
+    assert sum(_figures(p)[0] + _figures(p)[1] for p in (WHY, NOTEBOOK)) <= 45
 
 
 @pytest.mark.parametrize(
@@ -346,19 +348,19 @@ def outputs_text(cell):
 EXERCISES = {
     # notebook: [(solution file, the checkpoint cell, the section heading it follows)]
     NOTEBOOK: [
-        ("01_make_retry.py", "await check_retry(make_retry)", "## 2. The core on plain dicts"),
-        ("01_booking_form.py", "check_booking_form(BOOKING_FORM)", "## 4. A real form"),
         (
             "01_call_with_mrtr.py",
             "await check_call_with_mrtr(call_with_mrtr)",
-            "## 6. The client's obligations",
+            "## 5. The client's obligations",
         ),
     ],
     OPTIONAL: [
+        ("01_make_retry.py", "await check_retry(make_retry)", "## 1. The retry by hand"),
+        ("01_booking_form.py", "check_booking_form(BOOKING_FORM)", "## 2. What a form may ask"),
         (
             "01_colour_tool.py",
             "await check_colour_tool(favourite_colour)",
-            "## 3. Missing and extra answers",
+            "## 5. Missing and extra answers",
         ),
     ],
 }
@@ -425,12 +427,12 @@ def test_following_the_solution_sentence_passes_the_checkpoint(path, filename, c
 
 
 def test_the_learners_loop_runs_against_the_real_server_after_the_checkpoint():
-    """The cell after exercise 3 runs the learner's loop on the kit's server; with the stub it
-    says so instead of failing, so the stored notebook shows that note."""
+    """The cell after the loop exercise runs the learner's loop on the kit's server; with the stub
+    it says so instead of failing, so the stored notebook shows that note."""
     all_cells = cells()
     [i] = [k for k, c in enumerate(all_cells) if "run_your_loop(call_with_mrtr" in c.source]
     assert all_cells[i - 2].source == "await check_call_with_mrtr(call_with_mrtr)"
-    assert "do exercise 3 first" in outputs_text(all_cells[i])
+    assert "write the loop above first" in outputs_text(all_cells[i])
 
 
 @pytest.mark.parametrize(("path", "lesson"), [(WHY, "00"), (NOTEBOOK, "01")], ids=["00", "01"])

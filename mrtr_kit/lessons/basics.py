@@ -1,11 +1,12 @@
-"""Lesson 01 - the basic flow: small helpers the notebook calls, and the exercise checkpoints.
+"""Lessons 01 and 01b: small helpers the notebooks call, and the checkpoints of 01b's exercises.
 
 * ``meta`` / ``show`` — build a request's ``_meta`` by hand, print wire JSON readably;
 * ``LoopbackServer`` — serve an app on ``127.0.0.1`` from a background thread, so a real
   browser (the learner's) can open the URL-mode sign-in page;
-* ``check_retry``, ``check_colour_tool``, ``check_booking_form`` — the checkpoints of the three
-  exercises. Each returns a ``Checkpoint``: passed, not done (the stub still raises
-  ``NotImplementedError``) or not yet (with the first thing that is wrong).
+* ``check_retry``, ``check_booking_form``, ``check_colour_tool`` — the checkpoints of 01b's
+  exercises 1 to 3 (01's own exercise, the round loop, is in ``client_loop``). Each returns a
+  ``Checkpoint``: passed, not done (the stub still raises ``NotImplementedError``) or not yet
+  (with the first thing that is wrong).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ async def _handle(server: McpServer, message: dict[str, Any]) -> dict[str, Any]:
     return reply.body
 
 
-# Exercise 1 --------------------------------------------------------------------------------------
+# 01b, exercise 1: the retry by hand ---------------------------------------------------------------
 
 RetryBuilder = Callable[[dict[str, Any], dict[str, Any], dict[str, Any], int], dict[str, Any]]
 
@@ -191,7 +192,7 @@ async def _check_one_retry(
 
 
 async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
-    """Exercise 1: ``make_retry(first_request, result, answers, new_id)`` builds the retry."""
+    """01b, exercise 1: ``make_retry(first_request, result, answers, new_id)`` builds the retry."""
 
     async def checks() -> str:
         server = McpServer("lesson-01-checkpoint", state_keys=KeyRing.generate())
@@ -234,13 +235,13 @@ async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
     return await _grade("make_retry", checks)
 
 
-# Exercise 2 --------------------------------------------------------------------------------------
+# 01b, exercise 3: a tool that asks ----------------------------------------------------------------
 
 COLOURS = ("red", "green", "blue")
 
 
 async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -> Checkpoint:
-    """Exercise 2: a tool handler that asks for a colour with a form (key ``colour``)."""
+    """01b, exercise 3: a tool handler that asks for a colour with a form (key ``colour``)."""
     raised: list[Exception] = []
 
     async def handler(ctx: RequestContext) -> Any:
@@ -309,13 +310,13 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
     return await _grade("favourite_colour", checks)
 
 
-# Exercise 3 --------------------------------------------------------------------------------------
+# 01b, exercise 2: a form's schema -----------------------------------------------------------------
 
 DIETS = ("vegetarian", "vegan", "gluten-free")
 
 
 def check_booking_form(schema: Any) -> Checkpoint:
-    """Exercise 3: a ``requestedSchema`` for party (1-8, default 2), date and diet."""
+    """01b, exercise 2: a ``requestedSchema`` for party (1-8, default 2), date and diet."""
     try:
         if schema is None:
             return Checkpoint("not done", "BOOKING_FORM is still None. Write the schema.")

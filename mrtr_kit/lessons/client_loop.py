@@ -621,7 +621,7 @@ async def run_your_loop(
         outcome = call_with_mrtr(send, answer, method, params)
         result = await outcome if inspect.isawaitable(outcome) else outcome
     except NotImplementedError:
-        return "call_with_mrtr() still raises NotImplementedError: do exercise 3 first."
+        return "call_with_mrtr() still raises NotImplementedError: write the loop above first."
     except Exception as exc:
         return f"call_with_mrtr raised {type(exc).__name__}: {exc}"
     texts = [b.get("text", "") for b in result.get("content", []) if b.get("type") == "text"]

@@ -180,24 +180,6 @@ LESSON_00 = Quiz(
                 "declares its own, and the server checks them again (CORE-8, CAP-4).",
             ),
         ),
-        _q(
-            "What does the client's retry look like on the wire?",
-            Option(
-                "A JSON-RPC response carrying the id of the server's request.",
-                "That was 2025-11-25. In 2026-07-28 clients send no JSON-RPC responses; a "
-                "POST body must not be one (CORE-6, HTTP-2).",
-            ),
-            Option(
-                "The first request again, with the same id, plus the answers.",
-                "The retry is a separate request: it must use a different JSON-RPC id (MRTR-C3).",
-            ),
-            _right(
-                "A new request: same method, name and arguments, a new id, plus "
-                "`inputResponses` and the echoed `requestState`.",
-                "The retry repeats the original method and params with a fresh _meta, the "
-                "answers and the exact state (MRTR-C5, MRTR-C3, MRTR-C2).",
-            ),
-        ),
     ),
 )
 
@@ -263,25 +245,6 @@ LESSON_01 = Quiz(
             Option(
                 'A retry with `{"action": "accept"}` and empty content.',
                 "accept means the user submitted the form; decline is the explicit no (ELIC-6).",
-            ),
-        ),
-        _q(
-            "Round 1 of a call was request id 7 and came back `input_required`. Which id "
-            "does the retry carry?",
-            Option(
-                "7 again: it is the same call.",
-                "The retry is a separate request: it must use a different id from the "
-                "previous attempt (MRTR-C3).",
-            ),
-            _right(
-                "A new id, one not in use: the next from the client's counter, say.",
-                "The retry is a new request with a different id (MRTR-C3), and no id still "
-                "awaiting a response may be used again (CORE-3).",
-            ),
-            Option(
-                "None: the retry is a notification that carries the answers.",
-                "A notification gets no response, and the retry needs its result: it is a "
-                "request with its own id, different from the previous attempt's (MRTR-C3).",
             ),
         ),
         _q(

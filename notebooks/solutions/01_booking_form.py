@@ -1,4 +1,4 @@
-# Exercise 3: a requestedSchema inside the form-mode subset.
+# Lesson 01b, exercise 2: a requestedSchema inside the form-mode subset.
 BOOKING_FORM = {
     "type": "object",
     "properties": {

@@ -1,4 +1,4 @@
-# 01b, exercise 1: a tool that asks with a form, and asks again when the answer is missing.
+# Lesson 01b, exercise 3: a tool that asks with a form, and asks again when the answer is missing.
 from mrtr_kit.server.context import elicit_form
 
 COLOUR_FORM = {

@@ -1,4 +1,4 @@
-# Exercise 1: build the retry of an MRTR round by hand.
+# Lesson 01b, exercise 1: build the retry of an MRTR round by hand.
 import copy
 
 from mrtr_kit.lessons.basics import FORM_CAPS, meta
