@@ -173,6 +173,10 @@ class Unencodable(ValueError):
     """A message that has no JSON text in UTF-8 (see ``encode_message``)."""
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def encode_message(message: Any) -> bytes:
     """Single-line UTF-8 JSON (newline-delimited readers split on newlines, CONFORMANCE §3).
 
@@ -181,7 +185,6 @@ def encode_message(message: Any) -> bytes:
     that is not JSON, a circular or too-deep structure, an integer too long to print.
     """
     try:
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode("utf-8")
+        return _ENCODER.encode(message).encode("utf-8")
     except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
         raise Unencodable(f"{type(exc).__name__}: {str(exc)[:200]}") from None
