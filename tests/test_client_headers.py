@@ -26,6 +26,7 @@ from mrtr_kit.protocol.constants import (
     HEADER_PROTOCOL_VERSION,
     META_PROTOCOL_VERSION,
 )
+from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.headers import decode_value
 
 
@@ -80,6 +81,20 @@ def test_http_12_null_means_no_header_and_bad_types_are_refused():
 def test_http_10_server_decodes_what_the_client_encodes(text):
     """HTTP-9 / HTTP-10: the kit server's decoder recovers every value the client encodes."""
     assert decode_value("Mcp-Param-X", encode_header_value(text)) == text
+
+
+@pytest.mark.parametrize("value", ["get_weather", "us west 1", "a\tb", "!~", ""])
+def test_http_9_server_accepts_visible_ascii_space_and_tab(value):
+    """HTTP-9: a received value of visible ASCII (0x21-0x7E), spaces and tabs is read as it is."""
+    assert decode_value("Mcp-Name", value) == value
+
+
+@pytest.mark.parametrize("bad", ["del\x7f", "nul\x00", "bell\x07", "caf\u00e9", "cr\rlf", "\x80"])
+def test_http_9_server_refuses_other_characters(bad):
+    """HTTP-9: any other character in a received value (DEL, controls, non-ASCII) is -32020."""
+    with pytest.raises(McpError, match="outside visible ASCII") as refused:
+        decode_value("Mcp-Name", bad)
+    assert refused.value.code == -32020
 
 
 # --- HTTP-4 / HTTP-7 / HTTP-11 / HTTP-12: the headers of a request ----------------------

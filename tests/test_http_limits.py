@@ -152,6 +152,26 @@ def test_body_declared_but_never_sent_times_out_with_408():
     assert client.headers.get("connection") == "close"
 
 
+def test_a_cancelled_body_read_is_cancelled_not_408():
+    """KIT (DESIGN §6): the body timer tells its own cancellation from anyone else's: a request
+    task cancelled from outside (a server shutting down) while it waits for its body stays
+    cancelled, and is not answered 408 as if the body had timed out."""
+    app = create_app(build(), body_timeout_s=10)
+    client = Client(None, never_send=True)
+
+    async def cancel_while_reading() -> None:
+        task = asyncio.ensure_future(
+            app(scope([(b"content-length", b"500")]), client.receive, client.send)
+        )
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_reading())
+    assert client.status is None
+
+
 def test_a_normal_body_still_works():
     app = create_app(build())
     body = json.dumps(request("server/discover")).encode()
@@ -224,6 +244,45 @@ def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
     closed, received = _closed_within(live_port, head + body, 5)
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
     assert closed
+
+
+def _one_response(s: socket.socket) -> bytes:
+    """One whole response with a Content-Length, read off a keep-alive connection."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = s.recv(65536)
+        assert chunk, f"closed before a whole response: {received[:80]!r}"
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    while len(body) < length:
+        chunk = s.recv(65536)
+        assert chunk, f"closed in the middle of a response: {received[:80]!r}"
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.slow
+def test_a_busy_keep_alive_connection_outlives_the_head_deadline(live_port):
+    """KIT (DESIGN §6): the head deadline counts from the last response, not from the
+    connection's start: requests every 0.2 s for 1.4 s on one connection, under a 0.5 s
+    deadline, are all answered; once idle, the connection is closed."""
+    body = json.dumps(request("server/discover")).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n{HEADER_METHOD}: server/discover"
+        f"\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", live_port)) as s:
+        s.settimeout(5)
+        for _ in range(7):
+            s.sendall(head + body)
+            answer = _one_response(s)
+            assert answer.startswith(b"HTTP/1.1 200") and b"supportedVersions" in answer
+            time.sleep(0.2)
+        started = time.monotonic()
+        assert s.recv(4096) == b""  # closed by the server once idle
+        assert time.monotonic() - started < 2
 
 
 @pytest.mark.slow

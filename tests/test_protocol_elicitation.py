@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from mrtr_kit.protocol.elicitation import checked_content, validate_value
+from mrtr_kit.protocol.elicitation import (
+    SchemaOutsideSubset,
+    check_requested_schema,
+    checked_content,
+    validate_value,
+)
 
 DATE = {"type": "string", "format": "date"}
 DATE_TIME = {"type": "string", "format": "date-time"}
@@ -105,3 +110,38 @@ def test_elic_14_checked_content_keeps_only_valid_form_fields():
     content, problems = checked_content(schema, {"n": 0, "ok": "false"})
     assert content == {} and set(problems) == {"n", "ok"}
     assert checked_content(schema, None)[1] == {"n": "is required"}
+
+
+def test_elic_5_a_schema_that_passed_is_checked_again_once_changed():
+    """ELIC-5 (KIT): ``check_requested_schema`` remembers the schemas that passed (a handler
+    asks with the same form on every round), by their exact content: a form changed in place
+    is checked again, even to a value that is == the old one (True and 1.0 are 1 to Python,
+    not whole numbers to the subset) or a tuple where a list was."""
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "minLength": 1}},
+        "required": ["name"],
+    }
+    check_requested_schema(schema)
+    for equal_but_not_int in (True, 1.0):
+        schema["properties"]["name"]["minLength"] = equal_but_not_int
+        with pytest.raises(SchemaOutsideSubset, match="minLength must be a whole number"):
+            check_requested_schema(schema)
+    schema["properties"]["name"]["minLength"] = 1
+    schema["required"] = ("name",)
+    with pytest.raises(SchemaOutsideSubset, match="required must list"):
+        check_requested_schema(schema)
+    schema["required"] = ["name"]
+    check_requested_schema(schema)  # as it was: passes again
+
+
+def test_elic_5_a_schema_that_is_not_plain_data_is_checked_too():
+    """ELIC-5 (KIT): a schema the remembered checks cannot key (a dict subclass, say) is
+    checked like any other: refused when outside the subset, accepted inside it."""
+
+    class Form(dict):
+        pass
+
+    with pytest.raises(SchemaOutsideSubset, match="properties object"):
+        check_requested_schema(Form(type="object"))
+    check_requested_schema(Form(type="object", properties={"ok": {"type": "boolean"}}))

@@ -48,6 +48,7 @@ it as a server bug (-32603).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -92,19 +93,8 @@ def decode_body(
     if openers > max_depth and nesting_depth(data, stop_after=max_depth) > max_depth:
         raise errors.parse_error(f"JSON nested more than {max_depth} deep")
 
-    def bounded_int(literal: str) -> int:
-        if len(literal.lstrip("-")) > max_int_digits:
-            raise _Refused(f"an integer literal has more than {max_int_digits} digits")
-        return int(literal)
-
     try:
-        value = json.loads(
-            text,
-            parse_int=bounded_int,
-            parse_float=_finite_float,
-            parse_constant=_no_constant,
-            object_pairs_hook=_unique_keys,
-        )
+        value = _decoder(max_int_digits).decode(text)
     except json.JSONDecodeError as exc:
         raise errors.parse_error(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except _Refused as exc:
@@ -112,6 +102,24 @@ def decode_body(
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
         raise errors.parse_error("a string holds a lone surrogate escape, which UTF-8 cannot carry")
     return value
+
+
+@functools.lru_cache(maxsize=4)
+def _decoder(max_int_digits: int) -> json.JSONDecoder:
+    """The decoder with the hooks below, built once per digit limit (``json.loads`` with
+    hooks would build a new one for every body)."""
+
+    def bounded_int(literal: str) -> int:
+        if len(literal.lstrip("-")) > max_int_digits:
+            raise _Refused(f"an integer literal has more than {max_int_digits} digits")
+        return int(literal)
+
+    return json.JSONDecoder(
+        parse_int=bounded_int,
+        parse_float=_finite_float,
+        parse_constant=_no_constant,
+        object_pairs_hook=_unique_keys,
+    )
 
 
 def nesting_depth(data: bytes, *, stop_after: int | None = None) -> int:
@@ -173,6 +181,10 @@ class Unencodable(ValueError):
     """A message that has no JSON text in UTF-8 (see ``encode_message``)."""
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def encode_message(message: Any) -> bytes:
     """Single-line UTF-8 JSON (newline-delimited readers split on newlines, CONFORMANCE §3).
 
@@ -181,7 +193,6 @@ def encode_message(message: Any) -> bytes:
     that is not JSON, a circular or too-deep structure, an integer too long to print.
     """
     try:
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode("utf-8")
+        return _ENCODER.encode(message).encode("utf-8")
     except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
         raise Unencodable(f"{type(exc).__name__}: {str(exc)[:200]}") from None

@@ -82,12 +82,15 @@ def unb64url(text: str) -> bytes:
     return raw
 
 
+# Built once: json.dumps with options builds a new encoder on every call.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(obj: Any) -> bytes:
     """Sorted keys, no spaces, UTF-8; NaN and Infinity refused (they are not JSON)."""
-    text = json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    return text.encode()
+    return _CANONICAL.encode(obj).encode()
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

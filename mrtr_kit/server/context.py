@@ -11,7 +11,7 @@ saying what was wrong (MRTR-E4), with ``answer.ask()``; act only on ``answer.con
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -230,11 +230,11 @@ class RequestContext:
         """
         check_requested_schema(requested_schema)  # ELIC-5: a bad form fails at this line
         answer = self.elicitation(key)
-        question = FormAnswer(key, message, requested_schema, state)
         if answer is None or answer.action != "accept":
-            return replace(question, action=answer.action if answer else None)
+            action = answer.action if answer else None
+            return FormAnswer(key, message, requested_schema, state, action)
         content, problems = checked_content(requested_schema, answer.content)
-        return replace(question, action="accept", content=content, problems=problems)
+        return FormAnswer(key, message, requested_schema, state, "accept", content, problems)
 
     def sampling(self, key: str) -> CreateMessageResult | None:
         return self._answer(key, CreateMessageResult, "CreateMessageResult")

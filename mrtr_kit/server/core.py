@@ -100,7 +100,6 @@ from ..protocol.models import (
     GetPromptResult,
     Implementation,
     InputRequest,
-    InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
     ListRootsRequest,
@@ -430,15 +429,15 @@ class McpServer:
         if m == "server/discover":
             return self._stamp(m, self._discover())
         if m == "tools/list" and "tools" in caps:
-            return self._list(m, req, "tools", self._tools)
+            return self._list(m, req, meta, "tools", self._tools)
         if m == "prompts/list" and "prompts" in caps:
-            return self._list(m, req, "prompts", self._prompts)
+            return self._list(m, req, meta, "prompts", self._prompts)
         if m == "resources/list" and "resources" in caps:
-            return self._list(m, req, "resources", self._resources)
+            return self._list(m, req, meta, "resources", self._resources)
         if m == "resources/templates/list" and "resources" in caps:
-            return self._list(m, req, "resourceTemplates", self._templates)
+            return self._list(m, req, meta, "resourceTemplates", self._templates)
         if m == "completion/complete" and "completions" in caps:
-            return self._stamp(m, self._complete(req))
+            return self._stamp(m, self._complete(req, meta))
         if m in MRTR_METHODS and m.split("/")[0] in caps:
             return await self._call(req, meta, principal, emit)
         if m in REMOVED_METHODS:
@@ -462,16 +461,21 @@ class McpServer:
         return out
 
     def _list(
-        self, method: str, req: JSONRPCRequest, key: str, table: dict[str, _Entry]
+        self,
+        method: str,
+        req: JSONRPCRequest,
+        meta: RequestMeta,
+        key: str,
+        table: dict[str, _Entry],
     ) -> dict[str, Any]:
-        params = _parse(PaginatedRequestParams, req.params)
+        params = _parse(PaginatedRequestParams, req.params, meta)
         if params.cursor is not None:
             raise errors.invalid_params("Invalid cursor: this server returns one page")
         items = [e.descriptor.to_wire() for e in table.values()]  # registration order
         return self._stamp(method, {key: items, "ttlMs": self.list_ttl_ms, "cacheScope": "public"})
 
-    def _complete(self, req: JSONRPCRequest) -> dict[str, Any]:
-        params = _parse(CompleteRequestParams, req.params)
+    def _complete(self, req: JSONRPCRequest, meta: RequestMeta) -> dict[str, Any]:
+        params = _parse(CompleteRequestParams, req.params, meta)
         matches: list[str] = []
         ref = params.ref
         if isinstance(ref, PromptReference) and ref.name in self._prompts:
@@ -495,21 +499,21 @@ class McpServer:
         m = req.method
         uri_params: dict[str, str] = {}
         if m == "tools/call":
-            p = _parse(CallToolRequestParams, req.params)
+            p = _parse(CallToolRequestParams, req.params, meta)
             entry = self._tools.get(p.name)
             if entry is None:
                 raise errors.invalid_params(f"Unknown tool: {p.name}")
             target, arguments = p.name, p.arguments or {}
             _check_arguments(entry, arguments)
         elif m == "prompts/get":
-            p = _parse(GetPromptRequestParams, req.params)
+            p = _parse(GetPromptRequestParams, req.params, meta)
             entry = self._prompts.get(p.name)
             if entry is None:
                 raise errors.invalid_params(f"Unknown prompt: {p.name}")
             target, arguments = p.name, dict(p.arguments or {})
             _check_prompt_arguments(entry, arguments)
         else:
-            p = _parse(ReadResourceRequestParams, req.params)
+            p = _parse(ReadResourceRequestParams, req.params, meta)
             target, arguments = p.uri, {}
             entry, uri_params = self._find_resource(p.uri)
 
@@ -601,14 +605,18 @@ class McpServer:
                 except SchemaOutsideSubset as exc:
                     raise HandlerBug(f"inputRequests[{key!r}]: {exc} (ELIC-5)") from None
         _gate(requests, meta)  # MRTR-S7 / CAP-2
-        result = InputRequiredResult(
-            input_requests=requests or None,
-            request_state=(
-                self.states.mint(binding, list(requests), outcome.state)
-                if outcome.state is not None
-                else None
-            ),
-        ).to_wire()
+        state = (
+            self.states.mint(binding, list(requests), outcome.state)
+            if outcome.state is not None
+            else None
+        )
+        # InputRequiredResult's wire form, written out: every part is checked or minted above,
+        # so validating it all again as a model would only cost time.
+        result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
+        if requests:
+            result["inputRequests"] = {key: to_wire(req) for key, req in requests.items()}
+        if state is not None:
+            result["requestState"] = state
         result["_meta"] = {META_SERVER_INFO: dict(self._info_wire)}  # CORE-16
         return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
@@ -672,11 +680,9 @@ def parse_message(message: Any, *, from_json_text: bool) -> JSONRPCRequest | JSO
     problem = None if from_json_text else json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
-    # jsonrpc, id, method and params were each checked above: a second, pydantic pass over
-    # the same dict would only repeat that on every request.
-    return JSONRPCRequest.model_construct(
-        id=rid, method=message["method"], params=message.get("params", {})
-    )
+    # jsonrpc, id, method and params were each checked above, so this cannot fail; the
+    # constructor (pydantic's compiled validator) costs less than model_construct (Python).
+    return JSONRPCRequest(id=rid, method=message["method"], params=message.get("params", {}))
 
 
 def _legacy_initialize_version(request: JSONRPCRequest) -> str | None:
@@ -743,9 +749,11 @@ def _codec(kind: StateCodec | str, keys: KeyRing | None, secret: bytes | None) -
     return make_codec(kind, keys)
 
 
-def _parse(model: type[Any], params: dict[str, Any]) -> Any:
+def _parse(model: type[Any], params: dict[str, Any], meta: RequestMeta) -> Any:
+    """A method's params; ``meta`` is ``params._meta`` as step 5 validated it, which pydantic
+    takes as it is instead of validating that part again."""
     try:
-        return model.model_validate(params)
+        return model.model_validate({**params, "_meta": meta})
     except ValidationError as exc:
         raise errors.invalid_params(f"Invalid params: {_pydantic_problem(exc)}") from None
 
@@ -824,6 +832,8 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
             raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
         return result
     if method == "tools/call":
+        if type(outcome) is str:  # the common case, as a dict: what CallToolResult would dump
+            return {"resultType": RESULT_COMPLETE, "content": [{"type": "text", "text": outcome}]}
         blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
         return CallToolResult.model_validate({"content": content}).to_wire()

@@ -63,8 +63,14 @@ def host_and_origin_problem(
     comes from a non-browser client: allowed, KIT). ``"*"`` in ``allowed_hosts`` allows any
     host, but the values must still be well formed. The reason is for the server log only.
     """
-    hosts = [v.decode("latin-1") for k, v in headers if k.lower() == b"host"]
-    origins = [v.decode("latin-1") for k, v in headers if k.lower() == b"origin"]
+    hosts: list[str] = []
+    origins: list[str] = []
+    for name, value in headers:  # one pass over the headers, on every request
+        name = name.lower()
+        if name == b"host":
+            hosts.append(value.decode("latin-1"))
+        elif name == b"origin":
+            origins.append(value.decode("latin-1"))
     if len(hosts) != 1:
         return f"{len(hosts)} Host headers"
     if len(origins) > 1:

@@ -119,6 +119,10 @@ class _BodyRefused(Exception):
         self.error = error
 
 
+def _too_large() -> _BodyRefused:
+    return _BodyRefused(413, McpError(-32600, "Request body too large"))
+
+
 def _forbidden_body() -> bytes:
     return encode_message({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden"}})
 
@@ -309,28 +313,44 @@ class McpHttpEndpoint:
     async def _read_body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
         """The body, read chunk by chunk within the limits; ``_BodyRefused`` 413 / 408, or
         McpError -32600 for a malformed Content-Length, or ClientDisconnect."""
-        too_large = _BodyRefused(413, McpError(-32600, "Request body too large"))
         declared = headers.get("content-length")
         if declared is not None:
             if not _CONTENT_LENGTH.fullmatch(declared):
                 raise errors.invalid_request("Content-Length is not a decimal of at most 18 digits")
             if int(declared) > self.max_body_bytes:
-                raise too_large  # refused before a byte of it is read
+                raise _too_large()  # refused before a byte of it is read
+        # One timer for the whole body, which cancels this task when it fires: what
+        # asyncio.timeout does, without its context manager's objects on every request.
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.body_timeout_s, expire)
         body = bytearray()
         try:
-            async with asyncio.timeout(self.body_timeout_s):
-                while True:
-                    event = await receive()
-                    if event["type"] == "http.disconnect":
-                        raise ClientDisconnect
-                    body += event.get("body", b"")
-                    if len(body) > self.max_body_bytes:
-                        raise too_large  # stop reading: the rest is never held
-                    if not event.get("more_body", False):
-                        break
-        except TimeoutError:
+            while True:
+                event = await receive()
+                if event["type"] == "http.disconnect":
+                    raise ClientDisconnect
+                body += event.get("body", b"")
+                if len(body) > self.max_body_bytes:
+                    raise _too_large()  # stop reading: the rest is never held
+                if not event.get("more_body", False):
+                    break
+        except asyncio.CancelledError:
+            # Ours only if the timer fired and nobody else cancelled too (as asyncio.timeout).
+            if not expired or task.uncancel() > cancelling:
+                raise
             message = f"Request body not received within {self.body_timeout_s:g} s"
             raise _BodyRefused(408, McpError(-32600, message)) from None
+        finally:
+            timer.cancel()
         return bytes(body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -531,6 +551,7 @@ class _HeadDeadline:
 
     head_timeout_s: float = HEAD_TIMEOUT_S
     _deadline: asyncio.TimerHandle | None = None
+    _idle_since: float = 0.0  # when the connection opened, or its last response ended
     # provided by the uvicorn protocol class this is mixed into
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
@@ -538,26 +559,35 @@ class _HeadDeadline:
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[misc]
-        self._arm_deadline()
+        self._restart_deadline()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]
-        self._arm_deadline()
+        self._restart_deadline()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
         super().connection_lost(exc)  # type: ignore[misc]
 
-    def _arm_deadline(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = self.loop.call_later(self.head_timeout_s, self._deadline_passed)
+    def _restart_deadline(self) -> None:
+        # A timer already set stays: when it fires it looks at _idle_since and sets itself
+        # again for the rest, so a busy connection costs no new timer per response.
+        self._idle_since = self.loop.time()
+        if self._deadline is None:
+            self._set_timer(self.head_timeout_s)
+
+    def _set_timer(self, delay: float) -> None:
+        self._deadline = self.loop.call_later(delay, self._deadline_passed)
 
     def _deadline_passed(self) -> None:
+        self._deadline = None
         if self.cycle is not None and not self.cycle.response_complete:
-            return  # a request is being answered; its end re-arms the deadline
-        if not self.transport.is_closing():
+            return  # a request is being answered; its end restarts the deadline
+        left = self._idle_since + self.head_timeout_s - self.loop.time()
+        if left > 0:
+            self._set_timer(left)  # a response ended since the timer was set
+        elif not self.transport.is_closing():
             self.transport.close()
 
 
