@@ -505,3 +505,17 @@ def test_core_16_each_result_carries_its_own_server_info():
         info = reply["_meta"][META_SERVER_INFO]
         assert info["name"] == "own-info", (name, info)
         info["name"] = "changed by the caller"
+
+
+def test_core_11_a_methods_params_carry_the_meta_step_5_validated_not_a_second_copy():
+    """CORE-11 is checked once, in step 5 (``check_request_meta``); the method's params model then
+    takes that very ``RequestMeta`` (KIT: validating ``_meta`` a second time costs a pydantic
+    pass per request and could only agree)."""
+    from mrtr_kit.protocol.models import CallToolRequestParams, JSONRPCRequest
+    from mrtr_kit.server.core import _parse, check_request_meta
+
+    params = request("tools/call", {"name": "echo", "arguments": {}})["params"]
+    checked = check_request_meta(JSONRPCRequest(id=1, method="tools/call", params=params))
+    parsed = _parse(CallToolRequestParams, params, checked)
+    assert parsed.meta is checked
+    assert parsed.name == "echo" and params["_meta"] is not checked  # the caller's dict untouched
