@@ -231,17 +231,22 @@ def test_connection_without_a_request_head_is_closed(live_port, payload):
     assert closed
 
 
-@pytest.mark.slow
-def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
-    """The head deadline does not cut a request being answered: a full request gets its
-    answer on the same connection, and the connection closes once idle."""
+def _discover_request() -> bytes:
+    """One whole HTTP/1.1 request: server/discover, with its Content-Length."""
     body = json.dumps(request("server/discover")).encode()
     head = (
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n{HEADER_METHOD}: server/discover"
         f"\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
-    closed, received = _closed_within(live_port, head + body, 5)
+    return head + body
+
+
+@pytest.mark.slow
+def test_keep_alive_connection_serves_requests_then_closes_when_idle(live_port):
+    """The head deadline does not cut a request being answered: a full request gets its
+    answer on the same connection, and the connection closes once idle."""
+    closed, received = _closed_within(live_port, _discover_request(), 5)
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
     assert closed
 
@@ -267,16 +272,10 @@ def test_a_busy_keep_alive_connection_outlives_the_head_deadline(live_port):
     """KIT (DESIGN §6): the head deadline counts from the last response, not from the
     connection's start: requests every 0.2 s for 1.4 s on one connection, under a 0.5 s
     deadline, are all answered; once idle, the connection is closed."""
-    body = json.dumps(request("server/discover")).encode()
-    head = (
-        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n{HEADER_METHOD}: server/discover"
-        f"\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
     with socket.create_connection(("127.0.0.1", live_port)) as s:
         s.settimeout(5)
         for _ in range(7):
-            s.sendall(head + body)
+            s.sendall(_discover_request())
             answer = _one_response(s)
             assert answer.startswith(b"HTTP/1.1 200") and b"supportedVersions" in answer
             time.sleep(0.2)
