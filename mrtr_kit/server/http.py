@@ -319,38 +319,21 @@ class McpHttpEndpoint:
                 raise errors.invalid_request("Content-Length is not a decimal of at most 18 digits")
             if int(declared) > self.max_body_bytes:
                 raise _too_large()  # refused before a byte of it is read
-        # One timer for the whole body, which cancels this task when it fires: what
-        # asyncio.timeout does, without its context manager's objects on every request.
-        task = asyncio.current_task()
-        assert task is not None
-        cancelling = task.cancelling()
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = asyncio.get_running_loop().call_later(self.body_timeout_s, expire)
         body = bytearray()
         try:
-            while True:
-                event = await receive()
-                if event["type"] == "http.disconnect":
-                    raise ClientDisconnect
-                body += event.get("body", b"")
-                if len(body) > self.max_body_bytes:
-                    raise _too_large()  # stop reading: the rest is never held
-                if not event.get("more_body", False):
-                    break
-        except asyncio.CancelledError:
-            # Ours only if the timer fired and nobody else cancelled too (as asyncio.timeout).
-            if not expired or task.uncancel() > cancelling:
-                raise
+            async with asyncio.timeout(self.body_timeout_s):
+                while True:
+                    event = await receive()
+                    if event["type"] == "http.disconnect":
+                        raise ClientDisconnect
+                    body += event.get("body", b"")
+                    if len(body) > self.max_body_bytes:
+                        raise _too_large()  # stop reading: the rest is never held
+                    if not event.get("more_body", False):
+                        break
+        except TimeoutError:
             message = f"Request body not received within {self.body_timeout_s:g} s"
             raise _BodyRefused(408, McpError(-32600, message)) from None
-        finally:
-            timer.cancel()
         return bytes(body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
