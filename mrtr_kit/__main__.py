@@ -3,9 +3,11 @@
 * ``serve --example NAME [--host 127.0.0.1] [--port 8765]`` — run an example server over
   Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite);
   ``--state-codec hmac|aead`` and ``--ledger memory|sqlite:PATH|redis://HOST:PORT/DB`` choose
-  how requestState is protected and where single-use states are spent. Several processes
-  that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``) and the
-  ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
+  how requestState is protected and where single-use states and the examples' business
+  records (payouts, bookings) are kept; a Redis without persistence is refused unless
+  ``--allow-volatile-ledger``. Several processes that serve one fleet share
+  ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``) and the ledger;
+  ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
 * ``examples`` — list the example names;
@@ -46,8 +48,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .fleet import INSTANCE_HEADER
     from .server.auth import BearerTokens
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
-    from .server.ledger import open_ledger
+    from .server.ledger import LedgerUnavailable, open_ledger
 
+    try:  # a Redis that would forget spends on restart is refused here (ledger_redis)
+        ledger = open_ledger(
+            args.ledger, timeout_s=args.ledger_timeout, allow_volatile=args.allow_volatile_ledger
+        )
+    except (ValueError, LedgerUnavailable) as exc:
+        print(f"serve: {exc}", file=sys.stderr)
+        return 2
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
     if args.host not in LOOPBACK:
         # HTTP-28: local servers should bind to loopback; if you do not, accept requests that
@@ -60,7 +69,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     state = {
         "state_keys": _state_keys(),
         "state_codec": args.state_codec,
-        "ledger": open_ledger(args.ledger),  # shared by the fleet for single use (MRTR-S5d)
+        # Shared by the fleet: spent states (MRTR-S5d) and the examples' business records.
+        "ledger": ledger,
     }
     pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
     server = pages.server if pages else EXAMPLES[args.example](**state)
@@ -246,6 +256,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .examples import EXAMPLES
+    from .server.ledger import LEDGER_TIMEOUT_S
 
     parser = argparse.ArgumentParser(
         prog="mrtr-kit", description="MCP 2026-07-28 Multi Round-Trip Requests: servers and demos."
@@ -264,6 +275,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--ledger", default="memory", help="memory (default), sqlite:PATH or redis://HOST:PORT/DB"
+    )
+    serve.add_argument(
+        "--ledger-timeout",
+        type=float,
+        default=LEDGER_TIMEOUT_S,
+        help=f"seconds a ledger write may take before the request gets -31000, try again "
+        f"later (default {LEDGER_TIMEOUT_S:g})",
+    )
+    serve.add_argument(
+        "--allow-volatile-ledger",
+        action="store_true",
+        help="accept a Redis ledger that keeps nothing across a restart (throw-away demos only)",
     )
     serve.add_argument(
         "--instance-name", help="name this process in an X-Mcp-Instance response header"

@@ -58,25 +58,17 @@ def _redis_answers(port: int) -> bool:
         return False
 
 
-def start_redis(folder: Path) -> RedisServer:
-    """A throw-away redis-server: loopback only, nothing saved to disk."""
+def start_redis(folder: Path, *, persistent: bool = True, port: int | None = None) -> RedisServer:
+    """A redis-server on loopback, its files in ``folder``: with an append-only file, as a
+    ledger needs, unless ``persistent=False`` (it then forgets everything when it restarts).
+    ``port``: the same port again, to restart a stopped one."""
     binary = system_binary(
         "redis-server", paths=("/usr/bin/redis-server", "/usr/sbin/redis-server")
     )
-    port = free_port()
-    command = [
-        binary,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-    ]
-    command += ["--dir", str(folder)]
-    log = (folder / f"redis-{port}.log").open("w")
+    port = port or free_port()
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--appendonly", "yes" if persistent else "no", "--dir", str(folder)]
+    log = (folder / f"redis-{port}.log").open("a")
     proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not _redis_answers(port):

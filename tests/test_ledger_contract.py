@@ -167,7 +167,7 @@ def test_open_ledger_reads_configuration(tmp_path):
     asyncio.run(sqlite.aclose())
     from mrtr_kit.server.ledger_redis import RedisLedger
 
-    redis = open_ledger("redis://127.0.0.1:1/0")  # connects lazily, on the first spend
+    redis = open_ledger("redis://127.0.0.1:1/0", allow_volatile=True)  # connects lazily
     assert isinstance(redis, RedisLedger)
     asyncio.run(redis.aclose())
     for bad in ("sqlite:", "postgres://x", "", "Memory"):
@@ -175,9 +175,9 @@ def test_open_ledger_reads_configuration(tmp_path):
             open_ledger(bad)
 
 
-def test_an_unreachable_ledger_fails_closed():
-    """If the ledger cannot be asked, nothing is paid: the spend raises, the core answers
-    -32603, and the guarded step never runs."""
+def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a():
+    """KIT-ERR-A: if the ledger cannot be asked, nothing is paid: the spend raises, the core
+    answers -31000 "try again later" with the reason, and the guarded step never runs."""
     from helpers import error, request, result
 
     from mrtr_kit.server import McpServer
@@ -211,4 +211,9 @@ def test_an_unreachable_ledger_fails_closed():
         "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
     }
     reply = asyncio.run(server.handle(request("tools/call", retry, capabilities=caps)))
-    assert error(reply) == {"code": -32603, "message": "Internal error"} and paid == []
+    assert error(reply) == {
+        "code": -31000,
+        "message": "Temporarily unavailable: try again later",
+        "data": {"reason": "ledger_unavailable", "retryAfterMs": 2000},
+    }
+    assert paid == []

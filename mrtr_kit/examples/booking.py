@@ -25,17 +25,20 @@ chosen with ``register(..., idempotent=...)``:
   it already made. The same retry gets the same reference; a new conversation gets a new nonce
   and is a new booking. The client cannot choose or change the nonce: it is inside the sealed
   state (MRTR-S4a). The nonce store must be shared by every instance that may serve the retry,
-  and keep each nonce at least as long as a state can be accepted (TTL plus clock skew).
+  and keep each nonce at least as long as a state can be accepted (TTL plus clock skew): the
+  bookings are records in the server's ledger, which keeps them for good.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import elicit_form
+from ..server.ledger import Ledger, MemoryLedger, Record
 
 DETAILS_FORM: dict[str, Any] = {
     "type": "object",
@@ -73,33 +76,48 @@ class Booking:
     when: str
 
 
+BOOKING = "booking"  # the kind of record a booking is kept as in the ledger
+
+
 class ReservationBook:
-    """The restaurant's bookings (in memory: a pretend booking system)."""
+    """The restaurant's bookings (a pretend booking system), kept as records in a ledger:
+    the server's own, by default, so every instance that shares it shares the bookings."""
 
-    def __init__(self) -> None:
-        self.bookings: list[Booking] = []
-        self._by_nonce: dict[str, Booking] = {}
+    def __init__(self, records: Ledger | None = None) -> None:
+        self.records: Ledger = records or MemoryLedger()
 
-    def book(self, restaurant: str, party: int, when: str) -> Booking:
-        booking = Booking(f"BK-{len(self.bookings) + 1:04d}", restaurant, party, when)
-        self.bookings.append(booking)
+    async def book(self, restaurant: str, party: int, when: str) -> Booking:
+        """Book, with no questions asked: every call is a new booking."""
+        booking, _ = await self._record(secrets.token_urlsafe(12), restaurant, party, when)
         return booking
 
-    def book_once(self, nonce: str, restaurant: str, party: int, when: str) -> Booking:
+    async def book_once(self, nonce: str, restaurant: str, party: int, when: str) -> Booking:
         """Book under ``nonce`` the first time; return that same booking on every later call.
 
-        Check and record happen in one step (no ``await`` between them), so of concurrent
-        calls with one nonce exactly one books.
+        The ledger checks the nonce and records the booking in one atomic step, in the store
+        every instance shares, so of concurrent calls with one nonce exactly one books.
         """
-        earlier = self._by_nonce.get(nonce)
-        if earlier is not None:
-            return earlier
-        booking = self.book(restaurant, party, when)
-        self._by_nonce[nonce] = booking
+        booking, _ = await self._record(f"nonce:{nonce}", restaurant, party, when)
         return booking
 
-    def booked_under(self, nonce: str) -> Booking | None:
-        return self._by_nonce.get(nonce)
+    async def _record(
+        self, key: str, restaurant: str, party: int, when: str
+    ) -> tuple[Booking, bool]:
+        body = json.dumps({"restaurant": restaurant, "party": party, "when": when})
+        record, new = await self.records.record_once(BOOKING, key, body)
+        return _booking(record), new
+
+    async def booked_under(self, nonce: str) -> Booking | None:
+        record = await self.records.record(BOOKING, f"nonce:{nonce}")
+        return None if record is None else _booking(record)
+
+    async def bookings(self) -> list[Booking]:
+        return [_booking(r) for r in await self.records.records(BOOKING)]
+
+
+def _booking(record: Record) -> Booking:
+    body = json.loads(record.body)
+    return Booking(f"BK-{record.seq:04d}", body["restaurant"], body["party"], body["when"])
 
 
 def confirm_question(restaurant: str, state: dict[str, Any]) -> str:
@@ -138,7 +156,7 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
             return ctx.input_required({"confirm": ask}, state)
 
         if idempotent:
-            earlier = book.booked_under(state["nonce"])
+            earlier = await book.booked_under(state["nonce"])
             if earlier is not None:  # a repeat of a round 3 that booked: the same answer
                 return booked_text(earlier)
 
@@ -152,12 +170,14 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
 
         # MIG-3: the only side effect, after the last answer, and once.
         if idempotent:
-            booking = book.book_once(state["nonce"], restaurant, state["party"], state["when"])
+            booking = await book.book_once(
+                state["nonce"], restaurant, state["party"], state["when"]
+            )
         else:
             # A replay of this round is refused here with -32602 before anything is booked
             # (MRTR-S5d).
             await ctx.redeem_once()
-            booking = book.book(restaurant, state["party"], state["when"])
+            booking = await book.book(restaurant, state["party"], state["when"])
         return booked_text(booking)
 
     return book_table
@@ -166,7 +186,7 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
 def register(
     server: McpServer, book: ReservationBook | None = None, *, idempotent: bool = False
 ) -> ReservationBook:
-    book = book or ReservationBook()
+    book = book or ReservationBook(server.ledger)
     server.tool(
         "book_table",
         description="Book a restaurant table: asks for party size and date, then confirms.",

@@ -24,11 +24,13 @@ the trust is safe only because the core enforces, before a handler sees the stat
 Single use is about *states*: it stops one approval being paid twice, but round 1 issues a new
 approval, with a new token id, every time it is asked. "One refund per order" is a rule about
 *orders*, so it is kept where the payouts are recorded: ``RefundDesk.pay_once`` pays under an
-idempotency key made from the order id, checking and recording the key in one step, so of any
-number of approvals for one order, redeemed one after another or at the same instant, exactly one
-pays. (In a database: a unique key on the payouts table, written in the same transaction as the
-payout; with a payment provider, its idempotency key.) Round 1 also refuses an order that was
-refunded already, but that check is for the user; two approvals can pass it before either pays.
+idempotency key made from the order id, and the ledger that every instance shares (the
+server's, by default) checks and records the key in one step. Of any number of approvals for
+one order, redeemed one after another or at the same instant, on one instance or on several,
+exactly one pays. (In a database: a unique key on the payouts table, written in the same
+transaction as the payout; with a payment provider, its idempotency key.) Round 1 also
+refuses an order that was refunded already, but that check is for the user; two approvals can
+pass it before either pays.
 
 Before acting on an accepted answer, the handlers check it against the form they sent (ELIC-14):
 ``{"ok": "false"}`` is a string, not a yes, and gets the question again with the problem named.
@@ -38,12 +40,15 @@ Before acting on an accepted answer, the handlers check it against the form they
 
 from __future__ import annotations
 
+import json
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.models import CallToolResult, TextContent
 from ..server import KeyRing, McpServer, RequestContext
 from ..server.context import FormAnswer, elicit_form
+from ..server.ledger import Ledger, MemoryLedger, Record
 
 CONFIRM_FORM: dict[str, Any] = {
     "type": "object",
@@ -97,57 +102,80 @@ def refund_policy(order: Order) -> int:
     return order.paid_cents // 2
 
 
-class RefundDesk:
-    """The shop's orders and the payouts made so far (one process; the lesson's "bank")."""
+PAYOUT = "payout"  # the kind of record a payout is kept as in the ledger
 
-    def __init__(self, orders: tuple[Order, ...] = ORDERS, admins: tuple[str, ...] = ("carol",)):
+
+class RefundDesk:
+    """The shop's orders, and the payouts made so far (the lesson's "bank").
+
+    The payouts are records in a ledger (``ledger.py``): the server's own, by default, so a
+    fleet whose instances share their ledger (one SQLite file, one Redis) shares its payouts
+    too, and "one refund per order" holds on every instance at once.
+    """
+
+    def __init__(
+        self,
+        records: Ledger | None = None,
+        orders: tuple[Order, ...] = ORDERS,
+        admins: tuple[str, ...] = ("carol",),
+    ):
+        self.records: Ledger = records or MemoryLedger()
         self.orders = {order.id: order for order in orders}
         self.admins = frozenset(admins)
-        self.payouts: list[Payout] = []
-        self._by_key: dict[str, Payout] = {}  # idempotency key -> the payout made under it
 
     def orders_of(self, principal: str) -> list[Order]:
         return [o for o in self.orders.values() if o.customer == principal]
 
-    def pay(self, principal: str, order_id: str, cents: int) -> Payout:
+    async def pay(self, principal: str, order_id: str, cents: int) -> Payout:
         """Pay, with no questions asked: every call is a new payout."""
-        payout = Payout(f"P-{len(self.payouts) + 1:04d}", principal, order_id, cents)
-        self.payouts.append(payout)
+        payout, _ = await self._record_payout(secrets.token_urlsafe(12), principal, order_id, cents)
         return payout
 
-    def pay_once(self, principal: str, order_id: str, cents: int) -> tuple[Payout, bool]:
+    async def pay_once(self, principal: str, order_id: str, cents: int) -> tuple[Payout, bool]:
         """Refund ``order_id`` at most once: ``(payout, True)`` the first time; afterwards the
         first payout and ``False``, and nothing is paid.
 
-        The key is the order, so it does not matter which approval, state or user asks. Check
-        and record happen in one step (no ``await`` between them), so of concurrent calls
-        exactly one pays. A database does the same with a unique key on the payouts table,
-        written in the same transaction as the payout.
+        The idempotency key is the order, so it does not matter which approval, state, user
+        or instance asks. The ledger checks the key and records the payout in one atomic
+        step, in the store every instance shares, so of concurrent calls exactly one pays.
+        A database does the same with a unique key on the payouts table, written in the same
+        transaction as the payout.
         """
-        key = f"refund:{order_id}"
-        earlier = self._by_key.get(key)
-        if earlier is not None:
-            return earlier, False
-        payout = self.pay(principal, order_id, cents)
-        self._by_key[key] = payout
-        return payout, True
+        return await self._record_payout(f"refund:{order_id}", principal, order_id, cents)
 
-    def refund_of(self, order_id: str) -> Payout | None:
+    async def _record_payout(
+        self, key: str, principal: str, order_id: str, cents: int
+    ) -> tuple[Payout, bool]:
+        body = json.dumps({"principal": principal, "order_id": order_id, "cents": cents})
+        record, new = await self.records.record_once(PAYOUT, key, body)
+        return _payout(record), new
+
+    async def refund_of(self, order_id: str) -> Payout | None:
         """The payout ``pay_once`` made for this order, if any."""
-        return self._by_key.get(f"refund:{order_id}")
+        record = await self.records.record(PAYOUT, f"refund:{order_id}")
+        return None if record is None else _payout(record)
 
-    @property
-    def paid_cents(self) -> int:
-        return sum(p.cents for p in self.payouts)
+    async def payouts(self) -> list[Payout]:
+        return [_payout(r) for r in await self.records.records(PAYOUT)]
 
-    def summary(self, shown: int = 3) -> str:
+    async def paid_cents(self) -> int:
+        return sum(p.cents for p in await self.payouts())
+
+    async def summary(self, shown: int = 3) -> str:
         """Count and total, then the first ``shown`` payouts."""
-        lines = [f"{len(self.payouts)} payout(s), {money(self.paid_cents)} in total"]
-        for p in self.payouts[:shown]:
+        payouts = await self.payouts()
+        total = sum(p.cents for p in payouts)
+        lines = [f"{len(payouts)} payout(s), {money(total)} in total"]
+        for p in payouts[:shown]:
             lines.append(f"  {p.reference}: {money(p.cents)} to {p.principal} for {p.order_id}")
-        if len(self.payouts) > shown:
-            lines.append(f"  ... and {len(self.payouts) - shown} more")
+        if len(payouts) > shown:
+            lines.append(f"  ... and {len(payouts) - shown} more")
         return "\n".join(lines)
+
+
+def _payout(record: Record) -> Payout:
+    body = json.loads(record.body)
+    return Payout(f"P-{record.seq:04d}", body["principal"], body["order_id"], body["cents"])
 
 
 def refused(text: str) -> CallToolResult:
@@ -180,7 +208,7 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bo
             order = desk.orders.get(order_id)
             if order is None or order.customer != ctx.principal:
                 return refused(f"There is no order {order_id} on your account.")
-            earlier = desk.refund_of(order_id) if one_per_order else None
+            earlier = await desk.refund_of(order_id) if one_per_order else None
             if earlier is not None:  # for the user only: pay_once is what guarantees it
                 return already_refunded_text(earlier)
             cents = refund_policy(order)
@@ -199,11 +227,11 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bo
         if single_use:
             await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
         if one_per_order:  # one refund per order, whichever approval asks (idempotency key)
-            payout, new = desk.pay_once(ctx.principal, order_id, cents)
+            payout, new = await desk.pay_once(ctx.principal, order_id, cents)
             if not new:
                 return already_refunded_text(payout)
         else:
-            payout = desk.pay(ctx.principal, order_id, cents)
+            payout = await desk.pay(ctx.principal, order_id, cents)
         return (
             f"Refunded {money(cents)} to {ctx.principal} for order {order_id} "
             f"(payout {payout.reference})."
@@ -243,9 +271,10 @@ def register(
     single_use: bool = True,
     one_per_order: bool = True,
 ) -> RefundDesk:
-    """Add both tools to ``server``. Switch ``single_use`` (the ledger) or ``one_per_order``
-    (the idempotency key on the order) off only to show what each one stops."""
-    desk = desk or RefundDesk()
+    """Add both tools to ``server``, paying from ``desk`` (by default one that keeps its
+    payouts in the server's ledger). Switch ``single_use`` (the spent states) or
+    ``one_per_order`` (the idempotency key on the order) off only to show what each stops."""
+    desk = desk or RefundDesk(server.ledger)
     server.tool(
         "request_refund",
         description="Refund an order of yours: says how much the policy allows, then pays it.",

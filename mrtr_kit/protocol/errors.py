@@ -20,6 +20,9 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+# KIT-ERR-A: the kit's own code for "a store the request needs is unavailable: retry later".
+# Outside -32768..-32000, as ERR-3 asks of application codes.
+TRY_AGAIN_LATER = -31000
 
 # Codes a 2026-07-28 peer must never emit (ERR-2): old resource-not-found and URL-elicitation.
 LEGACY_RESOURCE_NOT_FOUND = -32002
@@ -40,6 +43,7 @@ class Reason(Enum):
     MISSING_CAPABILITY = "missing client capability"  # -32021 (CAP-2)
     UNSUPPORTED_VERSION = "unsupported protocol version"  # -32022 (VER-1)
     INTERNAL_ERROR = "internal error"  # -32603: the server's fault
+    UNAVAILABLE = "temporarily unavailable"  # -31000 (KIT-ERR-A): a store is down; retry
     APPLICATION = "application error"  # any other code a handler raises
 
 
@@ -54,6 +58,7 @@ _REASON_OF_CODE = {
     HEADER_MISMATCH: Reason.HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY: Reason.MISSING_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION: Reason.UNSUPPORTED_VERSION,
+    TRY_AGAIN_LATER: Reason.UNAVAILABLE,
 }
 
 
@@ -127,6 +132,16 @@ def unsupported_version(supported: list[str], requested: str) -> McpError:
 def internal_error() -> McpError:
     # The cause goes to the server log, never onto the wire.
     return McpError(INTERNAL_ERROR, "Internal error")
+
+
+def try_again_later(reason: str, retry_after_s: int) -> McpError:
+    # KIT-ERR-A: nothing was done, and the same request may succeed later. ``data`` names
+    # why and how long to wait; over HTTP the status is 503 with Retry-After.
+    return McpError(
+        TRY_AGAIN_LATER,
+        "Temporarily unavailable: try again later",
+        {"reason": reason, "retryAfterMs": retry_after_s * 1000},
+    )
 
 
 def _capability_paths(caps: dict[str, Any], prefix: str = "") -> list[str]:

@@ -22,6 +22,7 @@ JSON decoding; see ``http.py``). The first failing step answers; each error carr
 8. method known and its capability served              -32601            CORE-11, HTTP-17, VER-5
    (``_dispatch``)
 9. the method itself; handler failures                 -32602 / -32603   KIT-HTTP-B
+   a ledger down or too slow (``LedgerUnavailable``)   -31000            KIT-ERR-A
 
 ``headers=None`` means "not over HTTP": steps 4 and 6 are skipped, so ``handle(dict)`` works
 in a notebook or a test.
@@ -123,7 +124,7 @@ from .arguments import ArgumentsSchema
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
 from .keyring import KeyRing
-from .ledger import Ledger, MemoryLedger
+from .ledger import RETRY_AFTER_S, Ledger, LedgerUnavailable, MemoryLedger
 from .state import (
     InvalidState,
     StateBinding,
@@ -222,6 +223,7 @@ class McpServer:
           fleet) or ``state_key`` (one secret of 32+ bytes); ``"plain"`` (unsafe, lessons
           only, no keys); or a codec object, which holds its own keys;
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
+          a ledger that is down or too slow answers -31000 "try again later" (KIT-ERR-A);
         * ``now``: the clock (epoch seconds; ``time.time`` by default); ``token_ids``: each
           state's ``jti`` (16 random base64url characters by default, ``state.new_token_id``).
         """
@@ -413,6 +415,11 @@ class McpServer:
             return Reply({"jsonrpc": "2.0", "id": request.id, "result": result})
         except McpError as exc:
             return error_reply(request_id, exc)
+        except LedgerUnavailable as exc:  # nothing was written: the client may retry (KIT-ERR-A)
+            log.warning("request %r: the ledger is unavailable: %s", request_id, exc)
+            return error_reply(
+                request_id, errors.try_again_later("ledger_unavailable", RETRY_AFTER_S)
+            )
         except Exception:
             log.exception("request %r failed", request_id)
             return error_reply(request_id, errors.internal_error())

@@ -87,7 +87,8 @@ _INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal 
 # -32601 is 404 (HTTP-17), -32602 for a missing _meta key 400 (HTTP-18), -32020/-32021/-32022
 # 400 (HTTP-14..16, HTTP-18). KIT: 400 for -32700 and -32600 (the spec leaves them open), and
 # 200 for errors of the method itself (unknown tool, bad arguments, bad requestState,
-# internal), so a dual-era client does not take them for a legacy server (KIT-HTTP-B, VER-4).
+# internal), so a dual-era client does not take them for a legacy server (KIT-HTTP-B, VER-4);
+# 503 with Retry-After when a store the request needs is down (KIT-ERR-A).
 HTTP_STATUS: dict[Reason, int] = {
     Reason.PARSE_ERROR: 400,
     Reason.INVALID_REQUEST: 400,
@@ -99,6 +100,7 @@ HTTP_STATUS: dict[Reason, int] = {
     Reason.UNSUPPORTED_VERSION: 400,
     Reason.INTERNAL_ERROR: 200,
     Reason.APPLICATION: 200,
+    Reason.UNAVAILABLE: 503,
 }
 
 
@@ -292,7 +294,12 @@ class McpHttpEndpoint:
             await self._send(send, http_status(reply))
             return
         content, status = self._encode(reply)
-        await self._send(send, status, content)
+        headers = None
+        if status == 503:  # KIT-ERR-A: the error's data says how long, in ms; HTTP in seconds
+            wait_ms = reply.body.get("error", {}).get("data", {}).get("retryAfterMs", 1000)
+            retry_after = str(max(1, -(-int(wait_ms) // 1000))).encode()
+            headers = [*self._json_headers, (b"retry-after", retry_after)]
+        await self._send(send, status, content, headers)
 
     def _encode(self, reply: Reply) -> tuple[bytes, int]:
         """The reply as bytes; one that cannot be encoded is a server bug: -32603, HTTP 200."""
