@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
+from typing import Any
 
 import httpx
 import pytest
@@ -151,3 +152,111 @@ def test_serve_options_aead_codec_shared_keys_and_bearer_tokens(tmp_path):
     assert on_b.text == "Refunded $19.90 to alice for order A-1002 (payout P-0001)."
     assert unauthorized.status_code == 401
     assert "principal 'alice'): bad tag" in (tmp_path / "s2.log").read_text()  # reason: log only
+
+
+# -- one refund per order, on the fleet ------------------------------------------------------------
+# Single use (MRTR-S5d) stops one approval paying twice; "one refund per order" is the refund
+# desk's idempotency key on the order (MIG-3: a side effect made idempotent). Round 1 issues a
+# new approval every time, so only a record that every instance shares can keep that rule.
+
+APPROVALS = 100
+
+
+async def approvals_then_redemptions(urls: list[str], order_id: str) -> list[ServerAnswer]:
+    """100 distinct approvals of one order (round 1s, half on each instance), then all 100
+    round 2s at the same instant, half on each instance."""
+    limits = httpx.Limits(max_connections=APPROVALS + 10)
+    async with httpx.AsyncClient(headers=AUTH, timeout=120, limits=limits) as http:
+        callers = [RawCaller(http, url) for url in urls]
+        firsts = await asyncio.gather(
+            *(
+                callers[n % 2].call_tool("request_refund", {"order_id": order_id})
+                for n in range(APPROVALS)
+            )
+        )
+        assert {f.kind for f in firsts} == {"input_required"}, Counter(str(f) for f in firsts)
+        return list(
+            await asyncio.gather(
+                *(
+                    callers[(n + 1) % 2].call_tool(  # redeemed on the other instance
+                        "request_refund",
+                        {"order_id": order_id},
+                        request_state=first.request_state,
+                        input_responses=YES,
+                    )
+                    for n, first in enumerate(firsts)
+                )
+            )
+        )
+
+
+def with_two_instances(tmp_path, ledger: str, scenario) -> Any:
+    """Two ``serve --example refunds`` processes sharing the key ring and ``ledger``, and
+    nothing else; ``scenario(urls)`` runs against them."""
+    env = fleet_env()
+    servers: list[ServerProcess] = []
+    # A generous write bound: the verdicts below are about counts, never about speed.
+    args = ["--example", "refunds", "--ledger", ledger, "--ledger-timeout", "60"]
+    try:
+        for n in range(2):
+            servers.append(start_server(args, env, tmp_path / f"server-{n}.log", AUTH))
+        return asyncio.run(scenario([s.url for s in servers]))
+    finally:
+        for server in servers:
+            stop(server.proc)
+
+
+def assert_one_payout_per_order(answers: list[ServerAnswer], order: str, amount: str) -> None:
+    paid = [a.text for a in answers if a.ok and a.text.startswith("Refunded ")]
+    assert paid == [f"Refunded {amount} to alice for order {order} (payout P-0001)."], Counter(
+        str(a) for a in answers
+    )
+    refused = (
+        f"Order {order} was refunded already ({amount}, payout P-0001). Nothing more was paid."
+    )
+    assert Counter(a.text for a in answers if a.text != paid[0]) == {refused: len(answers) - 1}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_one_refund_per_order_on_two_instances_100_approvals_at_once(backend, tmp_path):
+    if backend == "redis":
+        redis = start_redis(tmp_path)
+        ledger = redis.url
+    else:
+        ledger = f"sqlite:{tmp_path / 'ledger.sqlite3'}"
+    try:
+        answers = with_two_instances(
+            tmp_path, ledger, lambda urls: approvals_then_redemptions(urls, "A-1002")
+        )
+    finally:
+        if backend == "redis":
+            stop(redis.proc)
+    assert_one_payout_per_order(answers, "A-1002", "$19.90")
+
+
+def test_one_refund_per_order_on_two_instances_one_after_the_other(tmp_path):
+    """No race needed to break a per-process record: approve A-1002 twice, redeem the first
+    approval on instance A, then the second on instance B. One pays; B names A's payout."""
+
+    async def scenario(urls: list[str]) -> list[ServerAnswer]:
+        async with httpx.AsyncClient(headers=AUTH, timeout=60) as http:
+            a, b = (RawCaller(http, url) for url in urls)
+            first = await a.call_tool("request_refund", {"order_id": "A-1002"})
+            second = await a.call_tool("request_refund", {"order_id": "A-1002"})
+            answers = []
+            for caller, approval in ((a, first), (b, second)):
+                answers.append(
+                    await caller.call_tool(
+                        "request_refund",
+                        {"order_id": "A-1002"},
+                        request_state=approval.request_state,
+                        input_responses=YES,
+                    )
+                )
+            return answers
+
+    answers = with_two_instances(tmp_path, f"sqlite:{tmp_path / 'ledger.sqlite3'}", scenario)
+    assert [a.text for a in answers] == [
+        "Refunded $19.90 to alice for order A-1002 (payout P-0001).",
+        "Order A-1002 was refunded already ($19.90, payout P-0001). Nothing more was paid.",
+    ]

@@ -314,3 +314,21 @@ def test_booking_acts_only_on_an_answer_that_fits_its_schema_elic_14(idempotent,
     )
     assert text_of(result(confirm(server, reply["requestState"]))) == BOOKED
     assert len(bookings(book)) == 1
+
+
+def test_booking_idempotent_on_two_instances_sharing_a_sqlite_ledger_mig_3(tmp_path):
+    """The nonce store is the ledger's records, so it is shared as the ledger is: round 3
+    answered by instance A and sent again to instance B gets A's booking, not a second one."""
+    from mrtr_kit.server.ledger_sqlite import SqliteLedger
+
+    path = tmp_path / "ledger.sqlite3"
+    instances = [
+        McpServer("booking-test", state_key=b"b" * 32, ledger=SqliteLedger(path))
+        for _ in range(2)
+    ]
+    books = [booking.register(server, idempotent=True) for server in instances]
+    a, b = instances
+    state = to_confirm(a)
+    assert text_of(result(confirm(a, state))) == BOOKED
+    assert text_of(result(confirm(b, state))) == BOOKED
+    assert [len(bookings(book)) for book in books] == [1, 1]
