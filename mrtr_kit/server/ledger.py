@@ -42,6 +42,7 @@ the disk for longer than the margin after its deadline check.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -196,6 +197,8 @@ def open_ledger(
             ) from exc
 
         if not allow_volatile:
-            check_persistence(spec)
+            how = check_persistence(spec)
+            if how != "AOF":
+                logging.getLogger("mrtr_kit.ledger").warning("Redis ledger: %s", how)
         return RedisLedger.from_url(spec, now=now, timeout_s=timeout_s)
     raise ValueError(f"unknown ledger {spec!r}: use memory, sqlite:PATH or redis://HOST:PORT/DB")
