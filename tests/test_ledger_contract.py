@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from ledger_services import spend_all, start_redis, stop
 
-from mrtr_kit.server.ledger import Ledger, MemoryLedger, open_ledger
+from mrtr_kit.server.ledger import Ledger, LedgerUnavailable, MemoryLedger, Record, open_ledger
 from mrtr_kit.server.ledger_sqlite import SqliteLedger
 
 NOW = 1_800_000_000.0
@@ -217,3 +217,110 @@ def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a():
         "data": {"reason": "ledger_unavailable", "retryAfterMs": 2000},
     }
     assert paid == []
+
+
+# -- business records: one per key, atomically, numbered per kind --------------------------------
+
+
+def test_a_record_is_kept_once_per_key_and_numbered_per_kind(make_ledger):
+    """``record_once`` is an idempotency key: the first body is kept; a later call gets it
+    back and writes nothing. Each kind counts its own records, and ``records`` lists them in
+    that order."""
+
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            first = await ledger.record_once("payout", "refund:A-1", '{"cents": 100}')
+            again = await ledger.record_once("payout", "refund:A-1", '{"cents": 999}')
+            other = await ledger.record_once("payout", "refund:A-2", '{"cents": 5}')
+            booking = await ledger.record_once("booking", "refund:A-1", "{}")  # another kind
+            return (
+                first,
+                again,
+                other,
+                booking,
+                await ledger.records("payout"),
+                await ledger.record("payout", "refund:A-2"),
+                await ledger.record("payout", "refund:A-3"),
+            )
+        finally:
+            await ledger.aclose()
+
+    first, again, other, booking, payouts, found, missing = asyncio.run(scenario())
+    kept = Record("payout", 1, "refund:A-1", '{"cents": 100}')
+    assert first == (kept, True) and again == (kept, False)
+    assert other == (Record("payout", 2, "refund:A-2", '{"cents": 5}'), True)
+    assert booking == (Record("booking", 1, "refund:A-1", "{}"), True)
+    assert payouts == [kept, other[0]] and found == other[0] and missing is None
+
+
+def test_concurrent_records_under_one_key_exactly_one_writes(make_ledger):
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            return await asyncio.gather(
+                *(ledger.record_once("payout", "refund:A-1", f'{{"n": {n}}}') for n in range(50))
+            )
+        finally:
+            await ledger.aclose()
+
+    outcomes = asyncio.run(scenario())
+    assert sum(new for _, new in outcomes) == 1
+    assert len({record for record, _ in outcomes}) == 1
+
+
+def test_sqlite_write_that_cannot_get_the_lock_by_its_deadline_writes_nothing_kit_err_a(tmp_path):
+    """Another process holds SQLite's write lock past the write's deadline: the write gives
+    up with ``LedgerUnavailable`` and, once the lock is free, nothing of it is in the file."""
+    import sqlite3
+
+    path = tmp_path / "ledger.sqlite3"
+    asyncio.run(SqliteLedger(path).aclose())  # the schema
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held
+
+    async def scenario():
+        ledger = SqliteLedger(path, timeout_s=0.2)
+        try:
+            with pytest.raises(LedgerUnavailable):
+                await ledger.spend("jti", NOW * 2)
+            with pytest.raises(LedgerUnavailable):
+                await ledger.record_once("payout", "refund:A-1", "{}")
+        finally:
+            holder.execute("ROLLBACK")
+        try:
+            return ledger.spent_count(), await ledger.records("payout")
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == (0, [])
+    holder.close()
+
+
+def test_sqlite_write_that_gets_its_turn_after_its_deadline_writes_nothing_kit_err_a(tmp_path):
+    """The write waits its turn behind another write of this process (its connection's
+    lock) until after its deadline: when its turn comes it must not write, since the caller
+    has stopped waiting (``ledger.bounded``) and answered "try again later"."""
+    import threading
+
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3", timeout_s=0.2)
+    release = threading.Event()
+
+    def hold_the_turn() -> None:
+        with ledger._lock:  # what a slow earlier write of this process would hold
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_the_turn)
+    holder.start()
+
+    async def scenario():
+        asyncio.get_running_loop().call_later(0.5, release.set)  # well past the deadline
+        with pytest.raises(LedgerUnavailable):
+            await ledger.spend("jti", NOW * 2)
+        holder.join()
+        try:
+            return ledger.spent_count()
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == 0
