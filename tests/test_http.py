@@ -25,6 +25,7 @@ from mrtr_kit.protocol.constants import (
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
+from mrtr_kit.server.ledger import LedgerUnavailable
 
 cancelled = threading.Event()
 
@@ -51,6 +52,10 @@ def build() -> McpServer:
     )
     def regional(ctx):
         return f"region={ctx.arguments.get('region')}"
+
+    @s.tool(description="Needs a ledger that is down.")
+    async def ledger_down(ctx):
+        raise LedgerUnavailable("the test's ledger is down")
 
     @s.tool(description="Streams progress.")
     async def slow(ctx):
@@ -567,3 +572,14 @@ def test_ver_5_modern_initialize_is_still_404_from_the_core():
     resp = post(body("initialize"), headers("initialize"))
     assert resp.status_code == 404
     assert resp.json()["error"]["data"]["supported"] == list(APP_SERVER.supported_versions)
+
+
+def test_a_ledger_outage_is_503_with_retry_after_and_a_retryable_error_kit_err_a():
+    """KIT-ERR-A: the JSON-RPC error names the reason and the wait; HTTP says it too."""
+    response = call_tool("ledger_down")
+    assert (response.status_code, response.headers["retry-after"]) == (503, "2")
+    assert response.json()["error"] == {
+        "code": -31000,
+        "message": "Temporarily unavailable: try again later",
+        "data": {"reason": "ledger_unavailable", "retryAfterMs": 2000},
+    }

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 import socket
 from collections.abc import Callable, Iterable, Mapping
@@ -295,10 +296,9 @@ class McpHttpEndpoint:
             return
         content, status = self._encode(reply)
         headers = None
-        if status == 503:  # KIT-ERR-A: the error's data says how long, in ms; HTTP in seconds
-            wait_ms = reply.body.get("error", {}).get("data", {}).get("retryAfterMs", 1000)
-            retry_after = str(max(1, -(-int(wait_ms) // 1000))).encode()
-            headers = [*self._json_headers, (b"retry-after", retry_after)]
+        if reply.reason is Reason.UNAVAILABLE:  # KIT-ERR-A: data's wait in ms, HTTP's in s
+            wait_s = math.ceil(reply.body["error"]["data"]["retryAfterMs"] / 1000)
+            headers = [*self._json_headers, (b"retry-after", str(wait_s).encode())]
         await self._send(send, status, content, headers)
 
     def _encode(self, reply: Reply) -> tuple[bytes, int]:
