@@ -227,6 +227,9 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bo
         if single_use:
             await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
         if one_per_order:  # one refund per order, whichever approval asks (idempotency key)
+            # If the ledger fails right here, after the spend, the client gets -31000 and
+            # nothing is paid; this approval is spent, so its retry is refused, and asking
+            # again (round 1) issues a new approval, which pays: no payout is recorded yet.
             payout, new = await desk.pay_once(ctx.principal, order_id, cents)
             if not new:
                 return already_refunded_text(payout)
