@@ -175,9 +175,10 @@ def test_open_ledger_reads_configuration(tmp_path):
             open_ledger(bad)
 
 
-def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a():
+def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a(caplog):
     """KIT-ERR-A: if the ledger cannot be asked, nothing is paid: the spend raises, the core
-    answers -31000 "try again later" with the reason, and the guarded step never runs."""
+    answers -31000 "try again later" with the reason, and the guarded step never runs. The
+    operator's log says what failed; the client's error does not."""
     from helpers import error, request, result
 
     from mrtr_kit.server import McpServer
@@ -210,13 +211,17 @@ def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a():
         "requestState": first["requestState"],
         "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
     }
-    reply = asyncio.run(server.handle(request("tools/call", retry, capabilities=caps)))
+    message = request("tools/call", retry, capabilities=caps)
+    reply = asyncio.run(server.handle(message))
     assert error(reply) == {
         "code": -31000,
         "message": "Temporarily unavailable: try again later",
         "data": {"reason": "ledger_unavailable", "retryAfterMs": 2000},
     }
     assert paid == []
+    logged = [r.getMessage() for r in caplog.records if r.name == "mrtr_kit.server"]
+    assert len(logged) == 1 and "127.0.0.1:1" in logged[0], logged
+    assert logged[0].startswith(f"request {message['id']}: the ledger is unavailable: Redis")
 
 
 # -- business records: one per key, atomically, numbered per kind --------------------------------
