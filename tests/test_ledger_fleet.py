@@ -155,9 +155,10 @@ def test_serve_options_aead_codec_shared_keys_and_bearer_tokens(tmp_path):
 
 
 # -- one refund per order, on the fleet ------------------------------------------------------------
-# Single use (MRTR-S5d) stops one approval paying twice; "one refund per order" is the refund
-# desk's idempotency key on the order (MIG-3: a side effect made idempotent). Round 1 issues a
-# new approval every time, so only a record that every instance shares can keep that rule.
+# Single use (MRTR-S5d) stops one approval paying twice; "one refund per order" is the shop's
+# own rule (no spec rule: the spec speaks of states, not orders), kept by the refund desk's
+# idempotency key on the order. Round 1 issues a new approval every time, and any instance may
+# serve round 2 (CORE-8), so only a record that every instance shares can keep that rule.
 
 APPROVALS = 100
 

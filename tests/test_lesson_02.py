@@ -23,6 +23,7 @@ import nbformat
 import pytest
 from lesson_files import LESSONS, run_cell
 
+from mrtr_kit.examples.refunds import Payout
 from mrtr_kit.lessons import security
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
 from mrtr_kit.server.keyring import KeyRing, StateKey
@@ -402,8 +403,9 @@ def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
         else:
             forged = security.tamper(approval, approved_cents=99_999_00)
         answer = await lab.redeem("alice", "A-1001", forged)
+        paid = await lab.desk.paid_cents()
         await lab.aclose()
-        return str(answer), lab.desk.paid_cents
+        return str(answer), paid
 
     plain = asyncio.run(attack("plain"))
     assert plain == (
@@ -453,8 +455,9 @@ def test_concurrent_double_spend_with_and_without_a_ledger(ledger, paid):
         answers = await asyncio.gather(
             *(lab.redeem("alice", "A-1001", approval) for _ in range(10))
         )
+        payouts = await lab.desk.payouts()
         await lab.aclose()
-        return security.tally(answers), len(lab.desk.payouts)
+        return security.tally(answers), len(payouts)
 
     tally, payouts = asyncio.run(race())
     assert payouts == paid
@@ -637,10 +640,13 @@ def test_every_race_starts_on_a_fresh_server_so_its_totals_count_only_itself(not
     races = [c for c in notebook.cells if c.cell_type == "code" and "asyncio.gather" in c.source]
     assert len(races) == 3
     for cell in races:
-        assert cell.source.startswith("lab = security.RefundLab.build("), cell.source
+        assert cell.source.startswith(
+            ("lab = security.RefundLab.build(", "a = security.RefundLab.build(")
+        ), cell.source
         out = outputs_of(cell)
         paid = sum(int(n) for n in re.findall(r"^(\d+) × paid$", out, flags=re.M))
-        assert re.search(rf"^{paid} payout\(s\)", out, flags=re.M), out
+        totals = re.findall(r"^(?:\w+'s desk: )?(\d+) payout\(s\)", out, flags=re.M)
+        assert totals and all(int(n) == paid for n in totals), out
 
 
 def test_the_lesson_shows_the_ledger_paying_a_second_approval_then_the_fix(notebook):
@@ -652,9 +658,41 @@ def test_the_lesson_shows_the_ledger_paying_a_second_approval_then_the_fix(noteb
     code = {c.source.splitlines()[0]: outputs_of(c) for c in notebook.cells if c.get("outputs")}
     second = code['second = await lab.approval("alice", "A-1001")']
     assert "(payout P-0002)" in second and "2 payout(s), $249.00 in total" in second
-    fixed = code['lab = security.RefundLab.build("hmac", ledger="sqlite", one_per_order=True)']
-    assert "9 × complete: Order A-1001 was refunded already" in fixed
-    assert "1 × paid" in fixed and "1 payout(s), $124.50 in total" in fixed
+    [fixed] = [
+        c for c in notebook.cells if "asyncio.gather" in c.source and "instances" in c.source
+    ]
+    out = outputs_of(fixed)
+    assert "9 × complete: Order A-1001 was refunded already" in out and "1 × paid" in out
+    assert "A's desk: 1 payout(s), $124.50 in total" in out
+    assert "B's desk: 1 payout(s), $124.50 in total" in out
+
+
+def test_section_7a_shows_one_refund_per_order_on_two_instances_sharing_a_ledger(notebook):
+    """Issue: one refund per order was shown in one process only, where a payout list in
+    memory passes too. Section 7a now builds instance B on instance A's SQLite file (and key
+    ring) and nothing else, and redeems one approval on each: B finds A's payout. Every request
+    stands alone (CORE-8), so the per-order key must live where every instance looks."""
+    cells = notebook.cells
+    [i] = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "code"
+        and c.source.startswith("a = security.RefundLab.build(")
+        and "asyncio.gather" not in c.source
+    ]
+    source = cells[i].source
+    assert "ledger=a.ledger_file" in source and "keys=a.keys" in source
+    assert "desk=" not in source  # B's desk is its own: it shares the payouts through the file
+    refunded = "Order A-1002 was refunded already ($19.90, payout P-0001). Nothing more was paid."
+    assert outputs_of(cells[i]).splitlines() == [
+        "round 2 on A: complete: Refunded $19.90 to alice for order A-1002 (payout P-0001).",
+        f"round 2 on B: complete: {refunded}",
+        f"round 1 on B: complete: {refunded}",
+    ]
+    prose = flat(cells[i - 1].source)
+    assert "(`ledger=a.ledger_file`); nothing else" in prose
+    race = next(c for c in cells[i:] if "asyncio.gather" in c.source)
+    assert "ledger=a.ledger_file" in race.source and "[a, b] * 5" in race.source
 
 
 def test_the_lesson_compares_single_use_and_idempotent_on_a_lost_response(notebook):
@@ -693,8 +731,9 @@ def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
         lab = security.RefundLab.build("hmac", ledger="memory", one_per_order=True)
         approvals = [await lab.approval("alice", "A-1001") for _ in range(10)]
         answers = await asyncio.gather(*(lab.redeem("alice", "A-1001", a) for a in approvals))
+        payouts = await lab.desk.payouts()
         await lab.aclose()
-        return security.tally(answers), len(lab.desk.payouts)
+        return security.tally(answers), len(payouts)
 
     tally, payouts = asyncio.run(race())
     assert payouts == 1
@@ -705,13 +744,99 @@ def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
     ]
 
 
+def shop(shared: bool = True) -> tuple[security.RefundLab, security.RefundLab]:
+    """Two instances of the refund server with one key ring, one refund per order on, and
+    either one SQLite ledger file (``shared``: B opens A's file) or a file each."""
+    a = security.RefundLab.build("hmac", ledger="sqlite", one_per_order=True, label="A")
+    b = security.RefundLab.build(
+        "hmac",
+        keys=a.keys,
+        ledger=a.ledger_file if shared else "sqlite",
+        one_per_order=True,
+        label="B",
+    )
+    assert a.desk is not b.desk and a.server.ledger is not b.server.ledger
+    return a, b
+
+
+async def race_on_two_instances(a, b, order="A-1001", n=10):
+    """``n`` approvals of one order, all from A before any is paid, redeemed at the same
+    instant, alternately on A and B. The tally, and the payouts each desk then reads."""
+    approvals = [await a.approval("alice", order) for _ in range(n)]
+    answers = await asyncio.gather(
+        *(lab.redeem("alice", order, s) for lab, s in zip(itertools.cycle((a, b)), approvals))
+    )
+    seen = [await lab.desk.payouts() for lab in (a, b)]
+    for lab in (a, b):
+        await lab.aclose()
+    return security.tally(answers), seen
+
+
+def test_one_refund_per_order_holds_across_two_instances_sharing_a_ledger_file():
+    """MRTR-S5d spends each approval once, on the fleet, but the second approval is a new
+    state. One refund per order is the shop's rule, kept by ``pay_once``'s idempotency key in
+    the ledger the instances share: the second approval, redeemed on B, finds A's payout. A
+    desk that kept its payouts per instance would pay it again on B."""
+
+    async def scenario():
+        a, b = shop()
+        first = await a.approval("alice", "A-1002")
+        second = await a.approval("alice", "A-1002")
+        on_a = await a.redeem("alice", "A-1002", first)
+        on_b = await b.redeem("alice", "A-1002", second)
+        again = await b.caller("alice").call_tool("request_refund", {"order_id": "A-1002"})
+        seen = [await lab.desk.payouts() for lab in (a, b)]
+        for lab in (a, b):
+            await lab.aclose()
+        return on_a, on_b, again, seen
+
+    on_a, on_b, again, (by_a, by_b) = asyncio.run(scenario())
+    assert str(on_a) == "complete: Refunded $19.90 to alice for order A-1002 (payout P-0001)."
+    refunded = (
+        "complete: Order A-1002 was refunded already ($19.90, payout P-0001). "
+        "Nothing more was paid."
+    )
+    assert str(on_b) == str(again) == refunded  # round 2 on B, then round 1 on B
+    assert by_a == by_b == [Payout("P-0001", "alice", "A-1002", 1990)]
+
+
+def test_one_refund_per_order_holds_for_a_race_split_across_two_instances():
+    """Ten approvals of one order redeemed at the same instant, half on A and half on B: the
+    shared ledger records the order's key once (``record_once`` is atomic in the file), so
+    exactly one pays, whichever instance it reaches; both desks read that one payout."""
+    tally, (by_a, by_b) = asyncio.run(race_on_two_instances(*shop()))
+    assert tally.splitlines() == [
+        "9 × complete: Order A-1001 was refunded already ($124.50, payout P-0001). "
+        "Nothing more was paid.",
+        "1 × paid",
+    ]
+    assert by_a == by_b == [Payout("P-0001", "alice", "A-1001", 12450)]
+
+
+def test_two_instances_with_a_ledger_file_each_pay_an_order_twice():
+    """What section 7a says happens without the shared store: each instance checks the
+    order's key in its own file, so each pays once, and both number their payout P-0001."""
+    tally, (by_a, by_b) = asyncio.run(race_on_two_instances(*shop(shared=False)))
+    assert tally.splitlines()[-1] == "2 × paid"
+    assert by_a == [Payout("P-0001", "alice", "A-1001", 12450)] == by_b
+
+
+def test_lab_ledger_file_is_only_a_sqlite_ledgers_and_must_exist(tmp_path):
+    with pytest.raises(TypeError, match="MemoryLedger"):
+        _ = security.RefundLab.build("hmac", ledger="memory").ledger_file
+    with pytest.raises(FileNotFoundError):
+        security.RefundLab.build("hmac", ledger=tmp_path / "typo.sqlite3")
+    assert not (tmp_path / "typo.sqlite3").exists()
+
+
 def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
     async def twice() -> int:
         lab = security.RefundLab.build("hmac", ledger="memory")
         for _ in range(2):
             assert (await lab.redeem("alice", "A-1001", await lab.approval("alice", "A-1001"))).ok
+        payouts = await lab.desk.payouts()
         await lab.aclose()
-        return len(lab.desk.payouts)
+        return len(payouts)
 
     assert asyncio.run(twice()) == 2
 

@@ -84,7 +84,7 @@ def test_the_principal_comes_from_the_token_and_binds_the_state():
     assert str(stolen) == "error -32602 Invalid requestState"
     assert own.ok and "to alice" in own.text
     assert not_hers.result["isError"] and "no order A-1001" in not_hers.text
-    assert [p.principal for p in desk.payouts] == ["alice"]
+    assert [p.principal for p in asyncio.run(desk.payouts())] == ["alice"]
 
 
 def test_mcp_client_with_a_bearer_header_runs_the_whole_flow():
@@ -101,7 +101,7 @@ def test_mcp_client_with_a_bearer_header_runs_the_whole_flow():
     assert (
         result["content"][0]["text"] == "Refunded $19.90 to alice for order A-1002 (payout P-0001)."
     )
-    assert desk.paid_cents == 1990
+    assert asyncio.run(desk.paid_cents()) == 1990
 
 
 def test_without_authentication_the_refund_tool_refuses():

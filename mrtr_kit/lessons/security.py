@@ -3,8 +3,9 @@
 ``RefundLab`` runs the refund example (``mrtr_kit.examples.refunds``) in this process, behind
 bearer-token users and a clock the lesson moves by hand, in whatever configuration an attack
 needs: plain, HMAC or AEAD state; each binding on or off; no ledger, or a ledger in memory or
-in a SQLite file; the idempotency key on the order (one refund per order) on or off. Each
-protection is off unless a section turns it on, so each section shows exactly one of them.
+in a SQLite file (one file may be shared by several instances, as by the processes of one
+machine); the idempotency key on the order (one refund per order) on or off. Each protection
+is off unless a section turns it on, so each section shows exactly one of them.
 
 ``lose_the_final_response`` runs the booking example's last round twice, as a client does whose
 first answer was lost, once with each of the example's two designs (single use, idempotent).
@@ -272,7 +273,7 @@ class RefundLab:
         *,
         keys: KeyRing | None = None,
         checks: StateChecks | None = None,
-        ledger: str | None = None,
+        ledger: str | Path | None = None,
         name: str = "refunds",
         label: str | None = None,
         clock: LessonClock | None = None,
@@ -280,20 +281,30 @@ class RefundLab:
         one_per_order: bool = False,
     ) -> RefundLab:
         """``codec``: plain, hmac or aead, or a codec object (which holds its own keys, so
-        ``keys`` is then ignored). ``ledger``: None (no single use), ``"memory"`` or
-        ``"sqlite"`` (a new file in a temporary folder). ``name`` is the server's name, which
-        states are bound to as their audience. ``one_per_order`` pays each order at most once,
-        whichever approval asks (the example's default; off here until section 7 turns it on).
-        Instances that share ``desk`` and ``clock`` behave like two processes of one shop."""
+        ``keys`` is then ignored). ``ledger``: None (no single use), ``"memory"``,
+        ``"sqlite"`` (a new file in a temporary folder) or the path of an existing SQLite
+        ledger file, such as another instance's ``ledger_file``: this instance then opens
+        its own connection to that file and shares with the other instance, as two
+        processes of one machine would, the spent states and the payouts, and nothing
+        else. ``name`` is the server's name, which states are bound to as their audience.
+        ``one_per_order`` pays each order at most once, whichever approval asks (the
+        example's default; off here until section 7 turns it on). ``desk``: another
+        instance's desk, shared as a Python object (section 6); by default a new desk that
+        keeps its payouts in this instance's ledger."""
         clock = clock or LessonClock()
         spent: Ledger | None = None
+        kind: str | None = None
         if ledger == "memory":
-            spent = MemoryLedger(now=clock)
+            spent, kind = MemoryLedger(now=clock), "memory"
         elif ledger == "sqlite":
             folder = Path(tempfile.mkdtemp(prefix="mrtr-kit-lesson02-"))
-            spent = SqliteLedger(folder / "spent.sqlite3", now=clock)
+            spent, kind = SqliteLedger(folder / "spent.sqlite3", now=clock), "sqlite"
+        elif isinstance(ledger, Path):
+            if not ledger.is_file():  # SQLite would create an empty one: a typo shares nothing
+                raise FileNotFoundError(f"no SQLite ledger file at {ledger}")
+            spent, kind = SqliteLedger(ledger, now=clock), "sqlite"
         elif ledger is not None:
-            raise ValueError("ledger is None, 'memory' or 'sqlite'")
+            raise ValueError("ledger is None, 'memory', 'sqlite' or the Path of a SQLite file")
         if isinstance(codec, str):
             codec = make_codec(codec, keys or KeyRing.generate("k1"))
         server = McpServer(
@@ -305,9 +316,18 @@ class RefundLab:
         )
         desk = register(server, desk, single_use=spent is not None, one_per_order=one_per_order)
         app = create_app(server, principal_of=BearerTokens(USERS))
-        return cls(label or name, server, desk, clock, app, ledger, one_per_order)
+        return cls(label or name, server, desk, clock, app, kind, one_per_order)
 
     # -- configuration -----------------------------------------------------------------------
+
+    @property
+    def ledger_file(self) -> Path:
+        """The SQLite file of this instance's ledger. Pass it to another instance's
+        ``build(ledger=...)`` and the two share their spent states and their payouts."""
+        ledger = self.server.ledger
+        if not isinstance(ledger, SqliteLedger):
+            raise TypeError(f"{self.label} keeps its ledger in {type(ledger).__name__}, no file")
+        return ledger.path
 
     @property
     def keyed_codec(self) -> HmacStateCodec | AeadStateCodec:
@@ -427,10 +447,11 @@ async def lose_the_final_response(design: str) -> LostResponse:
         final = {"request_state": r2.request_state, "input_responses": BOOKING_YES}
         first = await caller.call_tool("book_table", BOOKING_ARGS, **final)
         again = await caller.call_tool("book_table", BOOKING_ARGS, **final)
+        made = len(await book.bookings())
     finally:
         await caller.aclose()
         await server.ledger.aclose()
-    return LostResponse(design, first, again, len(book.bookings))
+    return LostResponse(design, first, again, made)
 
 
 # -- reading and editing tokens, as any client can -------------------------------------------------
