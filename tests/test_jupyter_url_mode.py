@@ -86,8 +86,10 @@ def test_accept_with_the_sign_in_unfinished_after_the_wait_asks_again_then_compl
 
 def test_accept_waits_for_the_sign_in_and_completes_when_it_finishes_during_the_wait():
     """ELIC-9: the client retries with accept at once, when the user agrees to go; the server
-    may block a while. The kit's example waits up to ``wait_s`` for the page to be done."""
-    example = UrlLoginExample(BASE, wait_s=30)
+    may block a while. The kit's example waits up to ``wait_s`` for the page to be done.
+    It looks every POLL_S (0.1 s); the bound below is half the wait, so that only sitting out
+    the whole wait fails it, however busy the machine."""
+    example = UrlLoginExample(BASE, wait_s=60)
     first = result(call(example.server))
     sid = first["inputRequests"]["signin"]["params"]["url"].rsplit("/", 1)[1]
 
@@ -108,7 +110,7 @@ def test_accept_waits_for_the_sign_in_and_completes_when_it_finishes_during_the_
 
     reply, waited = asyncio.run(accept_then_sign_in())
     assert result(reply)["content"][0]["text"].startswith("Calendar connected as ada.")
-    assert waited < 5  # it noticed the sign-in, it did not sit out the 30 s
+    assert waited < 30  # it noticed the sign-in, it did not sit out the 60 s
 
 
 def test_the_wait_ends_after_wait_s_with_the_same_link_again():
