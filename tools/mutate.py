@@ -82,7 +82,7 @@ Test selection
     file. The order: tests under 50 ms, under 0.5 s, under 2 s, then the rest, by node id
     within each class. A mutant whose lines no test executes is a survivor ("uncovered")
     without running. The suite here is ``tests/`` without the ``slow`` and ``browser`` marks,
-    and without any test slower than 10 s in the baseline (listed in the output): the core
+    and without any test slower than 60 s in the baseline (listed in the output): the core
     does no I/O, so fast in-process tests are the ones that must catch its bugs (slow tests start
     subprocesses, which coverage here does not follow).
 
@@ -172,7 +172,10 @@ IGNORED = shutil.ignore_patterns(
 )
 MARKERS = "not slow and not browser"
 HYPOTHESIS_PROFILE = "mutate"
-SLOW_TEST_S = 10.0  # a test slower than this in the baseline is left out of selections
+# A test slower than this in the baseline is left out of selections. Measured under coverage
+# on a machine that may be busy: a few-second test must not cross it and leave the mutants
+# only it kills as survivors, so it is far above any in-process test's time.
+SLOW_TEST_S = 60.0
 # A mutant's run may take this long before it counts as hanging (killed, under timeouts): a
 # hang only costs time, but a slow run cut short would count a survivor as killed, so the
 # margin is one a busy machine cannot break (the baseline's times were measured under
