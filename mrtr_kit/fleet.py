@@ -206,7 +206,9 @@ class _OutputWatcher:
         self._process.stdout.close()
         self.done.set()
 
-    def join(self, timeout: float = 5.0) -> None:
+    def join(self, timeout: float = 30.0) -> None:
+        """Wait for the output to end (at once when the process has exited; ``timeout``
+        caps the wait on a busy machine)."""
         self._thread.join(timeout)
 
 
@@ -532,7 +534,7 @@ class Nginx:
         path = self.prefix / "error.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def start(self, timeout: float = 10.0) -> Nginx:
+    def start(self, timeout: float = 60.0) -> Nginx:
         if self.balancing not in BALANCING:
             raise ValueError(f"balancing must be one of {sorted(BALANCING)}")
         self._workdir = tempfile.TemporaryDirectory(prefix="mrtr-nginx-")

@@ -98,7 +98,7 @@ class Lab:
 
     def api(self, path: str, method: str = "GET") -> Any:
         request = urllib.request.Request(f"{self.base}{path}?token={self.token}", method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             body = response.read()
         return json.loads(body) if body else None
 
@@ -144,7 +144,7 @@ def start_lab(
     work: Path,
     env: dict[str, str],
     *,
-    timeout: float = 60.0,
+    timeout: float = 180.0,  # a cap: JupyterLab takes seconds to start, more on a busy machine
     port: int | None = None,
     base_url: str = "/",
 ) -> Lab:

@@ -19,13 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # Property tests explore the same examples on every run: a run that fails, fails every time, and
 # a test can never fail only because a random draw hit something new. (Widen the search on
 # purpose with HYPOTHESIS_PROFILE=explore, and turn what it finds into a fixed test.)
-settings.register_profile("kit", derandomize=True, database=None)
-settings.register_profile("explore", derandomize=False, max_examples=2000)
+# Nor because the machine is slow: no per-example deadline (200 ms by default, which coverage
+# on a busy machine can exceed) and no "too slow to generate" health check.
+NO_CLOCK = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("kit", derandomize=True, database=None, **NO_CLOCK)
+settings.register_profile("explore", derandomize=False, max_examples=2000, **NO_CLOCK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
 
 # Let test modules import the shared helpers module next to them.

@@ -53,9 +53,12 @@ def headers(method: str, name: str | None = None, **extra: str) -> dict[str, str
 
 
 def discover_over_http(
-    url: str, headers: dict[str, str] | None = None, timeout: float = 2
+    url: str, headers: dict[str, str] | None = None, timeout: float = 30
 ) -> httpx.Response:
-    """POST a bare 2026-07-28 ``server/discover`` to a running server, with the standard headers."""
+    """POST a bare 2026-07-28 ``server/discover`` to a running server, with the standard headers.
+
+    ``timeout`` is a cap for a server that hangs, never a claim about speed: an answer takes
+    milliseconds, but a busy machine may be slow to serve even that."""
     body = request("server/discover")
     sent = {
         **(headers or {}),

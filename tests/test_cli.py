@@ -28,7 +28,7 @@ from mrtr_kit.protocol.constants import PROTOCOL_VERSION
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wait_for(url: str, proc: subprocess.Popen[str], timeout: float = 20) -> httpx.Response:
+def wait_for(url: str, proc: subprocess.Popen[str], timeout: float = 60) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the server exited early"
@@ -355,7 +355,7 @@ def test_serve_url_login_serves_its_sign_in_page_at_the_bound_address():
 
         link = asyncio.run(first_round())
         assert link.startswith(url.removesuffix("/mcp") + "/signin/")
-        page = httpx.get(link, timeout=10)
+        page = httpx.get(link, timeout=60)
         assert page.status_code == 200 and "password" in page.text
     finally:
         stop(proc)

@@ -69,7 +69,7 @@ def servers() -> Iterator[Fleet]:
             "echo": [sys.executable, str(HERE / "sdk_forms_server.py")],
         },
         env=env,
-        timeout=60,
+        timeout=120,  # a cap: three Python servers start at once on a maybe busy machine
     )
     yield fleet
     fleet.stop()

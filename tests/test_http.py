@@ -68,7 +68,7 @@ def build() -> McpServer:
     async def forever(ctx):
         await ctx.progress(1, 100)
         try:
-            await asyncio.sleep(30)
+            await asyncio.sleep(3600)  # only a cancellation ends it in a test's time
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -346,7 +346,7 @@ def test_http_21_23_progress_streams_as_sse_before_the_answer(live_url):
         "method": "tools/call",
         "params": {"_meta": m, "name": "slow"},
     }
-    resp = httpx.post(live_url, json=payload, headers=headers("tools/call", "slow"), timeout=10)
+    resp = httpx.post(live_url, json=payload, headers=headers("tools/call", "slow"), timeout=60)
     assert resp.headers["content-type"].startswith("text/event-stream")
     assert resp.headers["x-accel-buffering"] == "no"
     events = [json.loads(line[5:]) for line in resp.text.splitlines() if line.startswith("data:")]
@@ -366,7 +366,7 @@ def test_http_25_closing_the_stream_cancels_the_handler(live_url):
         "params": {"_meta": m, "name": "forever"},
     }
     with (
-        httpx.Client(timeout=10) as client,
+        httpx.Client(timeout=60) as client,
         client.stream(
             "POST", live_url, json=payload, headers=headers("tools/call", "forever")
         ) as resp,
@@ -374,7 +374,8 @@ def test_http_25_closing_the_stream_cancels_the_handler(live_url):
         for line in resp.iter_lines():
             if line.startswith("data:"):
                 break  # got the first progress event; now hang up
-    assert cancelled.wait(5), "the handler was not cancelled when the client closed the stream"
+    # A cap, not a speed claim: the cancellation comes at once, or (a bug) never.
+    assert cancelled.wait(60), "the handler was not cancelled when the client closed the stream"
 
 
 @pytest.mark.parametrize(

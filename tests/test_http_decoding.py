@@ -316,7 +316,7 @@ def test_http_21_sse_event_that_cannot_be_encoded_ends_with_an_error_event(live_
     stream still ends properly, with a -32603 error event for this id (before: cut)."""
     payload = raw(call_body("bad_progress", rid=6, progressToken="p"))
     resp = httpx.post(
-        live_url, content=payload, headers=headers("tools/call", "bad_progress"), timeout=10
+        live_url, content=payload, headers=headers("tools/call", "bad_progress"), timeout=60
     )
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event")
     events = _sse_events(resp)
@@ -345,7 +345,7 @@ def test_http_21_handler_raising_after_a_notification_ends_the_stream_with_32603
     """HTTP-21: a handler that raises after a progress event: the stream ends with -32603."""
     payload = raw(call_body("raises_late", rid=7, progressToken="p"))
     resp = httpx.post(
-        live_url, content=payload, headers=headers("tools/call", "raises_late"), timeout=10
+        live_url, content=payload, headers=headers("tools/call", "raises_late"), timeout=60
     )
     events = _sse_events(resp)
     assert events[0]["method"] == "notifications/progress"

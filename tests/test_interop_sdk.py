@@ -126,7 +126,7 @@ def test_official_sdk_mrtr_port_runs_on_two_instances_with_a_shared_key():
 
     names = ["instance-1", "instance-2"]
     commands = {name: serve_command("mrtr", name) for name in names}
-    with start_processes(commands, env={"MRTR_KIT_STATE_KEY": "ab" * 32}, timeout=60) as fleet:
+    with start_processes(commands, env={"MRTR_KIT_STATE_KEY": "ab" * 32}, timeout=120) as fleet:
         run = asyncio.run(mrtr_trip(RoundRobin(fleet.urls)))
     assert run.instances == ["instance-1", "instance-2", "instance-1"]
     assert run.text == EXPECTED
@@ -188,7 +188,7 @@ def test_official_sdk_v1_tool_behind_round_robin_loses_its_session():
     from mrtr_kit.sdk_port import serve_command
 
     commands = {name: serve_command("v1", name) for name in ("instance-1", "instance-2")}
-    with start_processes(commands, timeout=60) as fleet:
+    with start_processes(commands, timeout=120) as fleet:
         broken = asyncio.run(legacy_trip(RoundRobin(fleet.urls)))
         sticky = asyncio.run(legacy_trip(RoundRobin(fleet.urls, sticky=True)))
     assert isinstance(broken.error, LegacyHttpError) and broken.error.status == 404

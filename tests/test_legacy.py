@@ -188,7 +188,7 @@ def legacy_local() -> Any:
 
 
 def _post(url: str, message: dict[str, Any], **headers: str) -> httpx.Response:
-    return httpx.post(url, content=json.dumps(message), headers={**ACCEPT, **headers}, timeout=5)
+    return httpx.post(url, content=json.dumps(message), headers={**ACCEPT, **headers}, timeout=60)
 
 
 @pytest.mark.slow
@@ -213,8 +213,8 @@ def test_http_status_codes_of_the_2025_transport(legacy_local: Fleet):
     unknown = _post(url, listing, **{"Mcp-Session-Id": "abc"})
     assert unknown.status_code == 404
     assert unknown.json()["error"]["message"] == "Session not found"
-    assert httpx.get(url, timeout=5).status_code == 405  # no standalone GET stream
-    only_json = httpx.post(url, json=listing, headers={"Accept": "application/json"}, timeout=5)
+    assert httpx.get(url, timeout=60).status_code == 405  # no standalone GET stream
+    only_json = httpx.post(url, json=listing, headers={"Accept": "application/json"}, timeout=60)
     assert only_json.status_code == 406
     foreign = _post(url, listing, Origin="http://evil.example")
     assert foreign.status_code == 403

@@ -204,7 +204,7 @@ def test_loopback_server_starts_on_a_free_port_and_stops():
         import httpx
 
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", site.url)
-        assert httpx.get(site.url + "/", timeout=5).text == site.url == seen[0]
+        assert httpx.get(site.url + "/", timeout=60).text == site.url == seen[0]
     finally:
         site.stop()
     assert "stopped" in repr(site)

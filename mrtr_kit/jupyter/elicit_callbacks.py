@@ -45,7 +45,9 @@ from .form_widgets import ElicitationForm
 from .url_card import UrlCard
 
 DEFAULT_WAIT_S = 600.0  # how long a form waits for a person before it cancels itself
-DEFAULT_ASKED_S = 10.0  # how long ``asked()`` waits for the *server's* next question
+# how long ``asked()`` and ``result()`` wait for the *server* (a cap for one that hangs: a
+# busy machine must not turn a slow round trip into a TimeoutError)
+DEFAULT_ASKED_S = 60.0
 REFUSED = "requestedSchema outside the form subset:"  # the error's message, then the reason
 
 __all__ = [

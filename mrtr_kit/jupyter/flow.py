@@ -50,7 +50,9 @@ from .panels import RootsPanel, SamplingPanel
 from .trace_view import Mermaid, TraceView, result_text, sequence_diagram
 from .url_card import UrlCard
 
-DEFAULT_TIMEOUT_S = 10.0
+# settled()'s cap: it only ends a wait for a request already sent (a server that hangs), so it
+# is generous: a slow or busy machine must not turn a round trip into a TimeoutError.
+DEFAULT_TIMEOUT_S = 60.0
 TEXT_COPY_NOTE = "(A text copy of the widget: when the cell runs, the live widget shows here.)"
 WAIT_NOTE = " The server may take a while: it can wait for the step on the page (ELIC-9)."
 

@@ -69,7 +69,7 @@ class LoopbackServer:
         self.url = url
 
     @classmethod
-    def start(cls, make_app: Callable[[str], Any], *, timeout: float = 10.0) -> LoopbackServer:
+    def start(cls, make_app: Callable[[str], Any], *, timeout: float = 60.0) -> LoopbackServer:
         sock = bind_tcp("127.0.0.1", 0)
         url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         # The same connection limits as every kit server (server.http.uvicorn_config).
@@ -85,7 +85,9 @@ class LoopbackServer:
             time.sleep(0.02)
         return cls(server, thread, url)
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask uvicorn to exit and wait for its thread (it ends within about 2 s: the graceful
+        shutdown timeout; ``timeout`` only caps the wait on a slow or busy machine)."""
         self._server.should_exit = True
         self._thread.join(timeout)
 

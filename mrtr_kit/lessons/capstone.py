@@ -539,7 +539,11 @@ async def _check_fleet(path: Path) -> str:
     key = secrets.token_hex(32)  # one key for both instances: each opens the other's states
     keyless = not takes_keys(load_module(path).build_server)
     commands = {name: serve_command(path, name) for name in ("capstone-a", "capstone-b")}
-    fleet = await asyncio.to_thread(start_processes, commands, env={STATE_KEY_ENV: key}, timeout=30)
+    # 120 s: a cap on a process that hangs; each returns once it prints its URL (a busy
+    # machine may take well over the few seconds two Python servers need to start).
+    fleet = await asyncio.to_thread(
+        start_processes, commands, env={STATE_KEY_ENV: key}, timeout=120
+    )
     routes: dict[str, str] = {}
     try:
         for name, arguments, want in (

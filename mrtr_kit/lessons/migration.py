@@ -261,7 +261,7 @@ def start_sdk_servers(styles: tuple[str, ...] = ("v1", "mrtr", "resolve")) -> Fl
     from ..sdk_port import serve_command
 
     return start_processes(
-        {f"sdk-{style}": serve_command(style, f"sdk-{style}") for style in styles}, timeout=60
+        {f"sdk-{style}": serve_command(style, f"sdk-{style}") for style in styles}, timeout=120
     )
 
 
