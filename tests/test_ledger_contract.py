@@ -329,3 +329,22 @@ def test_sqlite_write_that_gets_its_turn_after_its_deadline_writes_nothing_kit_e
             await ledger.aclose()
 
     assert asyncio.run(scenario()) == 0
+
+
+def test_sqlite_full_disk_is_unavailable_not_a_crash_kit_err_a(tmp_path):
+    """A write SQLite cannot make (here: the file may not grow, as on a full disk) raises
+    ``LedgerUnavailable``, so the client gets -31000 "try again later", not -32603; and the
+    ledger still works for what needs no new page."""
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    pages = ledger._db.execute("PRAGMA page_count").fetchone()[0]
+    ledger._db.execute(f"PRAGMA max_page_count = {pages}")  # this connection's file is "full"
+
+    async def scenario():
+        try:
+            with pytest.raises(LedgerUnavailable, match="full"):
+                await ledger.record_once("payout", "refund:A-1", "x" * 20_000)
+            return ledger.spent_count(), await ledger.records("payout")
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == (0, [])

@@ -87,14 +87,15 @@ class SqliteLedger:
                 if past(deadline):  # too late: bounded() has stopped waiting
                     raise LedgerUnavailable("the write got the lock after its deadline")
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            try:
                 self._db.execute("COMMIT")
-            except sqlite3.OperationalError as exc:  # a full or failing disk: nothing written
-                self._db.execute("ROLLBACK")
-                raise LedgerUnavailable(f"SQLite ledger {self.path}: {exc}") from exc
+            except BaseException as exc:
+                # SQLite may have rolled back already (a full disk does): then there is
+                # nothing to roll back, and ROLLBACK itself would fail.
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):  # the disk, not a bug: retry
+                    raise LedgerUnavailable(f"SQLite ledger {self.path}: {exc}") from exc
+                raise
 
     async def _bounded(self, write: Callable[..., T], *args: object) -> T:
         """``write(*args, deadline)`` in a worker thread, bounded (``ledger.bounded``)."""
