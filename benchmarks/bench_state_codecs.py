@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from mrtr_kit.server.codecs import b64url, canonical_json, make_codec, unb64url
 from mrtr_kit.server.keyring import KeyRing, StateKey, derive_key
 from mrtr_kit.server.ledger import MemoryLedger
-from mrtr_kit.server.ledger_sqlite import SqliteLedger
+from mrtr_kit.server.ledger.sqlite import SqliteLedger
 from mrtr_kit.server.state import StateBinding, StateIssuer, request_digest
 
 RING = KeyRing([StateKey("k1", bytes(range(32)))])

@@ -43,9 +43,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.legacy:
         return _serve_legacy(args)
 
-    from .examples import EXAMPLES
-    from .examples.url_login import UrlLoginExample
-    from .fleet import INSTANCE_HEADER
+    from mrtr_kit.course.examples import EXAMPLES
+    from mrtr_kit.course.examples.url_login import UrlLoginExample
+    from mrtr_kit.course.fleet import INSTANCE_HEADER
+
     from .server.auth import BearerTokens
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
     from .server.ledger import LedgerUnavailable, open_ledger
@@ -125,8 +126,8 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
 
 def _serve_legacy(args: argparse.Namespace) -> int:
     """``serve --legacy``: the 2025-11-25 original of an example, for the migration lesson."""
-    from .examples import LEGACY_EXAMPLES
-    from .legacy.http import configure_logging, create_legacy_app
+    from mrtr_kit.course.examples import LEGACY_EXAMPLES
+    from mrtr_kit.course.legacy.http import configure_logging, create_legacy_app
 
     if args.example not in LEGACY_EXAMPLES:
         print(f"no 2025-11-25 version of {args.example!r}; try {sorted(LEGACY_EXAMPLES)}")
@@ -143,7 +144,7 @@ def _serve_legacy(args: argparse.Namespace) -> int:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
-    from .examples import EXAMPLES
+    from mrtr_kit.course.examples import EXAMPLES
 
     for name, build in EXAMPLES.items():
         module = sys.modules[build.__module__]
@@ -211,9 +212,10 @@ async def run_demo(
 
     One line per round by default (``round_line``); ``verbose`` prints every request and
     response in full."""
+    from mrtr_kit.course.console import ConsoleForm
+    from mrtr_kit.course.examples import weather
+
     from .client import AnswerThese, GiveUp, McpClient, McpClientError
-    from .console import ConsoleForm
-    from .examples import weather
     from .server.http import create_app
 
     app = create_app(weather.build_server())
@@ -246,7 +248,7 @@ async def run_demo(
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .console import stdin_reader
+    from mrtr_kit.course.console import stdin_reader
 
     return asyncio.run(run_demo(args.city, stdin_reader(), print, verbose=args.verbose))
 
@@ -255,7 +257,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .examples import EXAMPLES
+    from mrtr_kit.course.examples import EXAMPLES
+
     from .server.ledger import LEDGER_TIMEOUT_S
 
     parser = argparse.ArgumentParser(

@@ -302,7 +302,7 @@ class FormSpec:
             elif value is not MISSING:
                 content[spec.name] = value
         # Each field passed the checks a server runs on receipt (``checked_content``), so the
-        # form never sends what the server rejects (tests/test_forms_spec.py shows they agree).
+        # form never sends what the server rejects (tests/library/test_forms_spec.py: they agree).
         return ({}, problems) if problems else (content, {})
 
     def respond(self, action: Action, raw: Mapping[str, Any] | None = None) -> FormOutcome:

@@ -6,7 +6,7 @@ line) and then one more header line every ``drip_s`` seconds, never ending the h
 the server closes is opened again, after ``reopen_s`` (so a server that refuses at once is not
 hammered in a loop). ``ready`` is set once every connection has been tried once.
 
-``tests/test_flood.py`` runs it in its own event loop; ``benchmarks/flood.py`` runs it as a
+``tests/library/test_flood.py`` runs it in its own event loop; ``benchmarks/flood.py`` runs it as a
 separate process (``python tests/flooder.py --port P ...``), which prints ``ready`` and then
 one ``stats`` line of JSON a second. Only 127.0.0.1 is ever connected to; ``seed`` makes the
 drip timings repeatable.

@@ -20,7 +20,7 @@ import httpx
 from conftest import system_binary
 from helpers import discover_over_http
 
-from mrtr_kit.fleet import free_port
+from mrtr_kit.course.fleet import free_port
 
 STARTUP_TIMEOUT_S = 60.0  # a cap; a busy machine can be slow to start a Python process
 

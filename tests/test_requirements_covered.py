@@ -51,7 +51,7 @@ def ids_in_docstring(text: str) -> set[str]:
 def cited_by_tests() -> dict[str, set[str]]:
     """Rule ID -> the tests (file::name) whose name or docstring cites it."""
     cited: dict[str, set[str]] = {}
-    for path in sorted(TESTS.glob("test_*.py")):
+    for path in sorted(TESTS.rglob("test_*.py")):
         if path.name == Path(__file__).name:
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):

@@ -89,9 +89,9 @@ def run(command: list[str], *, cwd: Path, env: dict[str, str]) -> None:
 FLOW_CELL = """\
 from IPython.display import display
 
-from mrtr_kit.examples import lessons
-from mrtr_kit.jupyter.flow import start_tool_call, widget_client
-from mrtr_kit.lessons.basics import LoopbackServer
+from mrtr_kit.course.examples import lessons
+from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
+from mrtr_kit.course.lessons.basics import LoopbackServer
 from mrtr_kit.server.http import create_app
 
 site = LoopbackServer.start(lambda base_url: create_app(lessons.build_server()))
@@ -371,7 +371,7 @@ def main(argv: list[str]) -> int:
 
         step("the kit imports in the Binder environment")
         probe = (
-            "import ipywidgets, jupyterlab, mrtr_kit, mrtr_kit.jupyter.flow;"
+            "import ipywidgets, jupyterlab, mrtr_kit, mrtr_kit.course.widgets.flow;"
             "print('mrtr_kit', mrtr_kit.__version__, '| ipywidgets', ipywidgets.__version__,"
             " '| jupyterlab', jupyterlab.__version__, '| from', mrtr_kit.__file__)"
         )

@@ -5,7 +5,7 @@
 #
 # build_server() is what the gate loads, in this kernel and as separate server processes.
 
-from mrtr_kit.legacy import LegacyServer, LegacyToolContext, LocalSessions
+from mrtr_kit.course.legacy import LegacyServer, LegacyToolContext, LocalSessions
 
 SIZE_FORM = {
     "type": "object",

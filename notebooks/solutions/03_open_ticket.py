@@ -1,4 +1,4 @@
-from mrtr_kit.lessons.migration import ask_severity
+from mrtr_kit.course.lessons.migration import ask_severity
 
 
 def open_ticket(ctx, tracker):

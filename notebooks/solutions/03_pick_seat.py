@@ -1,4 +1,4 @@
-from mrtr_kit.lessons.migration import SEAT_FORM, ask_seat, seat_text
+from mrtr_kit.course.lessons.migration import SEAT_FORM, ask_seat, seat_text
 from mrtr_kit.protocol.elicitation import validate_content
 
 

@@ -1,4 +1,4 @@
-from mrtr_kit.lessons.migration import ask_day, ask_hours, bike_text
+from mrtr_kit.course.lessons.migration import ask_day, ask_hours, bike_text
 
 
 def rent_bike(ctx):

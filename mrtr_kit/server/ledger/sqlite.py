@@ -1,0 +1,168 @@
+"""A ledger in a SQLite file: the embedded default, safe across processes on one machine
+(MRTR-S5d, and the business records of ``ledger.py``).
+
+Each write is one ``BEGIN IMMEDIATE`` transaction: it takes the database-wide write lock
+(waiting for it at most until the write's deadline), checks the deadline, then inserts. A
+spend inserts the token id into a table whose primary key it is (``ON CONFLICT`` it changes
+nothing, unless the old row has expired); a record inserts under a unique ``(kind, key)``
+with the next number of its kind. So of any number of concurrent writes of one key - from
+threads or from other processes - exactly one writes a row; the others see
+``rowcount == 0``.
+
+Settings and why:
+
+* WAL journal: readers never block the writer, and several processes share the file;
+* ``synchronous=FULL``: a write is on disk before the step it guards runs, so a crash
+  cannot forget it and allow a second payment;
+* a busy timeout up to the write's deadline (``timeout_s`` from the call): a writer waits for
+  the lock instead of failing with "database is locked", but never past the moment
+  ``ledger.bounded`` stops waiting.
+
+Keep the file on a local disk: SQLite's locking is not reliable on network filesystems. For
+several machines use ``RedisLedger``. The sqlite3 calls block, so they run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from .base import LEDGER_TIMEOUT_S, LedgerUnavailable, Record, bounded, past
+
+T = TypeVar("T")
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS spent (token_id TEXT PRIMARY KEY, expires_at REAL NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS spent_expiry ON spent (expires_at)",
+    "CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL,"
+    " seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, key), UNIQUE (kind, seq))",
+)
+
+
+class SqliteLedger:
+    """Spent token ids and business records in a SQLite file shared by the processes of one
+    machine."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        now: Callable[[], float] = time.time,
+        timeout_s: float = LEDGER_TIMEOUT_S,
+        sweep_every_s: float = 60.0,
+    ) -> None:
+        self.path = Path(path)
+        self._now = now
+        self.timeout_s = timeout_s
+        self._sweep_every_s = sweep_every_s
+        self._next_sweep = 0.0
+        self._lock = threading.Lock()  # one connection, used by one worker thread at a time
+        # isolation_level=None: autocommit; the writes open their own transactions.
+        self._db = sqlite3.connect(
+            self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
+        )
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            for statement in SCHEMA:
+                self._db.execute(statement)
+
+    @contextmanager
+    def _write(self, deadline: float) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the write lock, begun only if the deadline allows."""
+        with self._lock:
+            wait_s = max(0.0, deadline - time.time())
+            try:
+                self._db.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
+                self._db.execute("BEGIN IMMEDIATE")  # the write lock, or "database is locked"
+            except sqlite3.OperationalError as exc:
+                raise LedgerUnavailable(f"SQLite ledger {self.path}: {exc}") from exc
+            try:
+                if past(deadline):  # too late: bounded() has stopped waiting
+                    raise LedgerUnavailable("the write got the lock after its deadline")
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                # SQLite may have rolled back already (a full disk does): then there is
+                # nothing to roll back, and ROLLBACK itself would fail.
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):  # the disk, not a bug: retry
+                    raise LedgerUnavailable(f"SQLite ledger {self.path}: {exc}") from exc
+                raise
+
+    async def _bounded(self, write: Callable[..., T], *args: object) -> T:
+        """``write(*args, deadline)`` in a worker thread, bounded (``ledger.bounded``)."""
+        return await bounded(
+            lambda deadline: asyncio.to_thread(write, *args, deadline),
+            timeout_s=self.timeout_s,
+        )
+
+    async def spend(self, token_id: str, expires_at: float) -> bool:
+        return await self._bounded(self._spend, token_id, expires_at)
+
+    def _spend(self, token_id: str, expires_at: float, deadline: float) -> bool:
+        with self._write(deadline) as db:
+            now = self._now()
+            if now >= self._next_sweep:  # forget ids no instance would accept anyway
+                db.execute("DELETE FROM spent WHERE expires_at < ?", (now,))
+                self._next_sweep = now + self._sweep_every_s
+            # Insert, or take over a row whose id has expired anyway.
+            cursor = db.execute(
+                "INSERT INTO spent (token_id, expires_at) VALUES (?, ?) "
+                "ON CONFLICT (token_id) DO UPDATE SET expires_at = excluded.expires_at "
+                "WHERE spent.expires_at < ?",
+                (token_id, expires_at, now),
+            )
+            return cursor.rowcount == 1
+
+    async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
+        return await self._bounded(self._record_once, kind, key, body)
+
+    def _record_once(self, kind: str, key: str, body: str, deadline: float) -> tuple[Record, bool]:
+        with self._write(deadline) as db:
+            cursor = db.execute(
+                "INSERT INTO records (kind, key, seq, body) "
+                "SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ? FROM records WHERE kind = ? "
+                "ON CONFLICT (kind, key) DO NOTHING",
+                (kind, key, body, kind),
+            )
+            seq, kept = db.execute(
+                "SELECT seq, body FROM records WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+            return Record(kind, seq, key, kept), cursor.rowcount == 1
+
+    async def record(self, kind: str, key: str) -> Record | None:
+        return await asyncio.to_thread(self._record, kind, key)
+
+    def _record(self, kind: str, key: str) -> Record | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT seq, body FROM records WHERE kind = ? AND key = ?", (kind, key)
+            ).fetchone()
+        return None if row is None else Record(kind, row[0], key, row[1])
+
+    async def records(self, kind: str) -> list[Record]:
+        return await asyncio.to_thread(self._records, kind)
+
+    def _records(self, kind: str) -> list[Record]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, key, body FROM records WHERE kind = ? ORDER BY seq", (kind,)
+            ).fetchall()
+        return [Record(kind, seq, key, body) for seq, key, body in rows]
+
+    def spent_count(self) -> int:
+        """How many ids the file remembers (for lessons and tests)."""
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM spent").fetchone()[0])
+
+    async def aclose(self) -> None:
+        with self._lock:
+            self._db.close()

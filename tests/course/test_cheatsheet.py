@@ -1,0 +1,143 @@
+"""docs/cheatsheet.md shows a real exchange, not a made-up one.
+
+Its round 1 and round 2 JSON are produced here, by the kit: the sans-IO client
+(``MrtrCall``) builds the requests and the server core answers them, with the refund example
+of lesson 02. The test fails when the page and the kit disagree; to refresh the page, run
+``.venv/bin/python tests/course/test_cheatsheet.py`` and paste what it prints between the markers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from mrtr_kit.client.rounds import MrtrCall, RequestFactory, client_capabilities
+from mrtr_kit.course.examples import refunds
+from mrtr_kit.server import McpServer
+from mrtr_kit.server.keyring import KeyRing, StateKey
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATSHEET = ROOT / "docs" / "cheatsheet.md"
+BEGIN, END = "<!-- exchange: begin -->", "<!-- exchange: end -->"
+WIDTH = 60  # characters per line of JSON, so two columns fit side by side on GitHub
+SHOWN_STATE = 28  # characters of requestState shown; the rest would fill half the page
+
+
+async def exchange() -> tuple[dict[str, Any], ...]:
+    """Two rounds of ``request_refund``, as alice: request and response of each."""
+    keys = KeyRing([StateKey("k1", bytes(range(32)))])
+    server = McpServer("refunds-example", "0.1.0", state_keys=keys, now=lambda: 1785240000.0)
+    refunds.register(server)
+    factory = RequestFactory(capabilities=client_capabilities(form=True))
+    call = MrtrCall.tool(factory, "request_refund", {"order_id": "A-1001"})
+    first = call.first_request()
+    first_answer = (await server.handle(first, principal="alice")).body
+    assert first_answer is not None
+    call.receive(first_answer)
+    retry = call.retry_request({"confirm": {"action": "accept", "content": {"ok": True}}})
+    retry_answer = (await server.handle(retry, principal="alice")).body
+    assert retry_answer is not None
+    return first, first_answer, retry, retry_answer
+
+
+def shorten_state(message: Any) -> Any:
+    """The message with its requestState cut to its first characters and its length."""
+    if isinstance(message, dict):
+        out = {}
+        for key, value in message.items():
+            if key == "requestState" and isinstance(value, str):
+                value = f"{value[:SHOWN_STATE]}…({len(value)} chars)"
+            out[key] = shorten_state(value)
+        return out
+    if isinstance(message, list):
+        return [shorten_state(v) for v in message]
+    return message
+
+
+def compact(value: Any, indent: int = 0, lead: int = 0) -> str:
+    """JSON with small objects and lists on one line, so that each line, its ``indent`` and a
+    ``lead`` already on the line (a key) included, fits in WIDTH characters where it can."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if indent + lead + len(flat) <= WIDTH or not isinstance(value, dict | list) or not value:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            key = json.dumps(k, ensure_ascii=False) + ": "
+            items.append(pad + key + compact(v, indent + 2, len(key)))
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + compact(v, indent + 2) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def render() -> str:
+    """The side-by-side table of the cheat-sheet, between its markers."""
+    first, first_answer, retry, retry_answer = (
+        compact(shorten_state(m)) for m in asyncio.run(exchange())
+    )
+
+    def cell(title: str, body: str) -> str:
+        return f"<td>\n\n{title}\n\n```json\n{body}\n```\n\n</td>"
+
+    return "\n".join(
+        [
+            BEGIN,
+            "<table>",
+            "<tr><th>Round 1</th><th>Round 2: the retry</th></tr>",
+            "<tr>",
+            cell("**client → server**: the call", first),
+            cell(
+                "**client → server**: same method, name and arguments; new `id`; fresh "
+                "`_meta`; the answers; the state echoed byte for byte",
+                retry,
+            ),
+            "</tr>",
+            "<tr>",
+            cell("**server → client**: what it needs, and its state", first_answer),
+            cell("**server → client**: the final result", retry_answer),
+            "</tr>",
+            "</table>",
+            END,
+        ]
+    )
+
+
+def test_the_cheatsheet_shows_the_exchange_the_kit_produces():
+    text = CHEATSHEET.read_text(encoding="utf-8")
+    shown = text[text.index(BEGIN) : text.index(END) + len(END)]
+    assert shown == render(), "docs/cheatsheet.md is out of date: see this file's docstring"
+
+
+def test_the_exchange_is_the_mrtr_shape():
+    """MRTR-C2, MRTR-C3, RT-1: the retry echoes the state exactly, under a new id."""
+    first, first_answer, retry, retry_answer = asyncio.run(exchange())
+    assert first_answer["result"]["resultType"] == "input_required"
+    assert retry["params"]["requestState"] == first_answer["result"]["requestState"]
+    assert retry["id"] != first["id"]
+    assert retry_answer["result"]["resultType"] == "complete"
+
+
+def test_the_cheatsheet_is_one_page_and_links_the_spec_map():
+    text = CHEATSHEET.read_text(encoding="utf-8")
+    outside = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), "", text, flags=re.S)
+    assert len(outside.splitlines()) < 170
+    for part in (
+        "## The client's duties",
+        "## The server's rules",
+        "## The three methods that may ask",
+        "## Never cached",
+        "## requestState security checklist",
+        "## Glossary",
+        "(spec-map.md)",
+    ):
+        assert part in text, part
+    glossary = text[text.index("## Glossary") :]
+    assert len(re.findall(r"^\| \*\*", glossary, flags=re.M)) >= 12
+
+
+if __name__ == "__main__":
+    print(render())

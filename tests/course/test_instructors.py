@@ -1,0 +1,244 @@
+"""The instructors' material agrees with the lessons (issue "Workshop-ready", KIT convention).
+
+``instructors/episodes.toml`` holds each lesson's episode metadata in one place: title,
+questions, objectives, key points, minutes, exercises. These tests check every entry against its
+notebook's own cells (the header's title, "What you will learn" bullets and time lines, the
+exercise headings, the "## Key points" bullets), and every plan in ``instructors/`` against those
+minutes: each row's minutes must be what its "From" column adds up to, the clock must run on
+from row to row, and the total must be the plan's stated length.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+from lesson_files import LESSONS
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTRUCTORS = ROOT / "instructors"
+NOTEBOOKS = LESSONS  # as committed, under tools/kit.py test (tests/lesson_files.py)
+EPISODES = tomllib.loads((INSTRUCTORS / "episodes.toml").read_text(encoding="utf-8"))["episode"]
+BY_ID = {e["id"]: e for e in EPISODES}
+PLANS = sorted(INSTRUCTORS.glob("plan-*.md"))
+# What a plan may add on top of the lessons' own minutes; each such row says which it is.
+STATED = {"welcome", "break", "lunch", "discussion", "buffer", "open lab"}
+EXERCISE = re.compile(r"^### Exercise (\d+) · (.*) \((\d+) min\)$", re.M)
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def bullets(block: str) -> list[str]:
+    """The top-level bullets (``-`` or ``*``) of a markdown block, each on one line."""
+    items: list[str] = []
+    current: list[str] | None = None
+    for line in block.splitlines():
+        start = re.match(r"^[-*] (.*)", line)
+        if start:
+            if current is not None:
+                items.append(flat(" ".join(current)))
+            current = [start[1]]
+        elif current is not None and line.strip():
+            current.append(line.strip())
+        elif current is not None:
+            items.append(flat(" ".join(current)))
+            current = None
+    if current is not None:
+        items.append(flat(" ".join(current)))
+    return items
+
+
+def cells(episode: dict) -> list:
+    return nbformat.read(NOTEBOOKS / episode["notebook"], as_version=4).cells
+
+
+def header(episode: dict) -> str:
+    return str(cells(episode)[0].source)
+
+
+def header_minutes(text: str) -> tuple[int, int, int]:
+    """(to read and try, for the exercises or 0, to teach) from a header's time lines. Both
+    spellings in use are read: ``**How long**: About`` and ``**How long:** About``."""
+    read = re.search(
+        r"About (\d+) minutes to read and try(?:, plus about (\d+) minutes for the\s+exercises?)?",
+        text,
+    )
+    teach = re.search(r"Teaching it(?:\*\*)?:\s+about (\d+) minutes", text)
+    assert read and teach, "the header has no time line"
+    return int(read[1]), int(read[2] or 0), int(teach[1])
+
+
+def ids(value: object) -> str:
+    return value["id"] if isinstance(value, dict) else getattr(value, "stem", str(value))
+
+
+def test_every_lesson_has_one_episode_entry_and_every_entry_a_lesson():
+    lessons = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    entries = [e["notebook"] for e in EPISODES]
+    assert sorted(entries) == lessons
+    assert len(BY_ID) == len(EPISODES)
+    for e in EPISODES:
+        assert e["notebook"].startswith(f"{e['id']}-")
+        assert e["part"] == ("optional" if "OPTIONAL" in e["notebook"] else "core")
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_the_title_is_the_notebooks_first_heading(episode):
+    assert header(episode).splitlines()[0] == f"# {episode['title']}"
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_the_objectives_are_the_headers_what_you_will_learn_bullets(episode):
+    learn = header(episode).split("**What you will learn**", 1)[1].split("**What you need", 1)[0]
+    assert episode["objectives"] == bullets(learn)
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_the_keypoints_are_the_key_points_cells_bullets(episode):
+    closing = [str(c.source) for c in cells(episode) if str(c.source).startswith("## Key points")]
+    assert len(closing) == 1, "one cell opens with ## Key points"
+    points = closing[0].split("## Key points", 1)[1].split("## In practice", 1)[0]
+    assert episode["keypoints"] == bullets(points)
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_the_minutes_are_the_headers_time_lines(episode):
+    figures = (episode["read_minutes"], episode["exercise_minutes"], episode["teaching_minutes"])
+    assert figures == header_minutes(header(episode))
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_the_exercises_are_the_notebooks_exercise_headings_and_add_up(episode):
+    headings = [
+        (int(m[1]), m[2], int(m[3]))
+        for c in cells(episode)
+        if c.cell_type == "markdown"
+        for m in EXERCISE.finditer(str(c.source))
+    ]
+    listed = [(x["number"], x["title"], x["minutes"]) for x in episode.get("exercises", [])]
+    assert listed == headings
+    assert sum(m for _, _, m in listed) == episode["exercise_minutes"]
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_each_episode_has_one_to_three_questions(episode):
+    assert 1 <= len(episode["questions"]) <= 3
+    assert all(q.endswith("?") for q in episode["questions"])
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=ids)
+def test_each_lesson_has_its_instructor_notes(episode):
+    notes = INSTRUCTORS / "notes" / episode["notebook"].replace(".ipynb", ".md")
+    text = notes.read_text(encoding="utf-8")
+    assert text.startswith(f"# Teaching {episode['title']}\n")
+    for part in ("## Live-code", "## Show", "## Where people get stuck", "## When you are late"):
+        assert part in text, part
+    exercises = episode.get("exercises", [])
+    ex = f"{episode['exercise_minutes']} min" if exercises else "none"
+    figures = (
+        f"**Teaching**: {episode['teaching_minutes']} min · **Exercises**: {ex}",
+        f"**Learner alone**: {episode['read_minutes']} min",
+    )
+    for figure in figures:
+        assert figure in flat(text), figure
+    for x in exercises:
+        assert f"**{x['title']}** ({x['minutes']} min)" in flat(text), x
+
+
+def test_the_guides_table_of_lessons_has_the_episode_minutes():
+    text = (INSTRUCTORS / "README.md").read_text(encoding="utf-8")
+    for e in EPISODES:
+        [row] = [line for line in text.splitlines() if line.startswith(f"| {e['id']} · ")]
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        count = len(e.get("exercises", []))
+        ex = f"{e['exercise_minutes']} min ({count})" if count else "none"
+        assert cells[1:] == [
+            e["part"],
+            f"{e['teaching_minutes']} min",
+            ex,
+            f"{e['read_minutes']} min",
+        ]
+
+
+def clock(text: str) -> int:
+    hours, minutes = text.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def from_column(text: str, stated_minutes: int) -> int:
+    """What a plan row's "From" column adds up to, from the episode metadata."""
+    if text.startswith("stated: "):
+        assert text.removeprefix("stated: ") in STATED, text
+        return stated_minutes
+    total = 0
+    for term in text.split(" + "):
+        kind, _, ref = term.partition(" ")
+        if kind == "teach":
+            total += BY_ID[ref]["teaching_minutes"]
+        elif kind == "exercises":
+            total += BY_ID[ref]["exercise_minutes"]
+        elif kind == "exercise":
+            lesson, number = ref.split(".")
+            exercises = BY_ID[lesson]["exercises"]
+            [minutes] = [x["minutes"] for x in exercises if x["number"] == int(number)]
+            total += minutes
+        else:
+            raise AssertionError(f"unknown term {term!r}")
+    return total
+
+
+def schedule(path: Path) -> tuple[int, list[list[str]], list[str]]:
+    """The plan's stated length, its rows and its total row."""
+    text = path.read_text(encoding="utf-8")
+    length = int(re.search(r"^\*\*Length\*\*: (\d+) minutes", text, re.M)[1])
+    table = text.split("| Start | Min | Block | From |", 1)[1].split("\n\n", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in table.strip().splitlines()[1:]  # the separator line first
+    ]
+    assert rows[-1][2] == "**Total**", "the table ends with its total"
+    return length, rows[:-1], rows[-1]
+
+
+def test_there_are_the_three_plans():
+    assert [p.name for p in PLANS] == ["plan-90-minutes.md", "plan-full-day.md", "plan-half-day.md"]
+
+
+@pytest.mark.parametrize("path", PLANS, ids=ids)
+def test_each_plan_adds_up_from_the_episode_metadata_and_stated_overheads(path):
+    length, rows, total = schedule(path)
+    at = clock(rows[0][0])
+    for start, minutes, block, source in rows:
+        assert clock(start) == at, (block, start)
+        source = source.strip("`")
+        assert int(minutes) == from_column(source, int(minutes)), (block, minutes, source)
+        at += int(minutes)
+    assert int(total[1].strip("*")) == sum(int(r[1]) for r in rows) == length
+    assert clock(total[0]) == at
+
+
+@pytest.mark.parametrize("path", PLANS, ids=ids)
+def test_each_plan_says_how_its_minutes_were_measured(path):
+    text = path.read_text(encoding="utf-8")
+    assert "benchmarks/reading_time.py" in text
+    assert "not a timed run-through" in text
+
+
+@pytest.mark.parametrize("path", sorted(INSTRUCTORS.rglob("*.md")), ids=lambda p: p.stem)
+def test_every_relative_link_of_the_instructors_pages_resolves(path):
+    text = path.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # an address on the web
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file).resolve() if file else path
+        assert linked.exists(), target
+        if anchor and linked.suffix == ".md":
+            headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, target

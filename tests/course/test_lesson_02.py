@@ -1,0 +1,944 @@
+"""Lesson 02 (securing requestState): the solutions pass their checkpoints, the stubs and
+typical wrong answers do not, the lab shows each attack working against the weak server and
+failing against the hardened one, and the notebook keeps the lesson conventions (DESIGN §4).
+
+The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import hmac
+import itertools
+import json
+import re
+import runpy
+from hmac import compare_digest
+from pathlib import Path
+
+import nbformat
+import pytest
+from lesson_files import LESSONS, run_cell
+
+from mrtr_kit.course.examples.refunds import Payout
+from mrtr_kit.course.lessons import security
+from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
+from mrtr_kit.server.keyring import KeyRing, StateKey
+from mrtr_kit.server.state import StateChecks
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = LESSONS / "02-securing-request-state.ipynb"
+SOLUTIONS = LESSONS / "solutions"
+
+
+def solution(name: str, function: str):
+    return runpy.run_path(str(SOLUTIONS / f"02_{name}.py"))[function]
+
+
+def stub(*args):
+    raise NotImplementedError("your code here")
+
+
+# --- exercises: solutions pass, stubs are "not done", wrong answers are "not yet" ----------------
+
+
+def test_exercise_1_solution_forges_the_admin_flag():
+    check = asyncio.run(security.check_forge_admin(solution("forge_admin", "forge_admin")))
+    assert check.passed, check
+    assert "alice, bob, mallory" in check.message
+
+
+def test_exercise_2_solution_unseals_and_stops_every_attack_in_a_real_server():
+    """MRTR-S4a: the learner's unseal, inside a kit server, rejects every state that fails
+    verification; constant-time comparison is the kit's rule (KIT, SEC-2)."""
+    check = asyncio.run(security.check_unseal(solution("unseal", "unseal")))
+    assert check.passed, check
+    lines = check.message.splitlines()
+    assert lines[0] == "your unseal, inside a real kit server, stopped every attack on the tag:"
+    assert "  ✔ alice's genuine state: paid $124.50, as it must" in lines
+    assert "  ✔ a state whose amount was edited (tag kept): rejected (bad tag)" in lines
+    assert "  ✔ an edited state with a 1-byte tag: all 256 guesses rejected" in lines
+    assert "  ✔ timing: tags compared with hmac.compare_digest (a spy saw the call)" in lines
+    assert any(line.startswith("  · alice's genuine state, a second time: paid") for line in lines)
+    assert any("ledger's job (section 7)" in line for line in lines)
+
+
+def test_exercise_3_solution_rotates_without_rejecting_anything():
+    check = security.check_rotation_plan(solution("rotation_plan", "rotation_plan"))
+    assert check.passed, check
+    assert repr(check).startswith("✔ Passed: 3 steps")
+
+
+def test_stubs_are_reported_as_not_done_without_raising():
+    """The notebook's stub cells must run: the checkpoint reports, it does not raise."""
+    checks = [
+        asyncio.run(security.check_forge_admin(stub)),
+        asyncio.run(security.check_unseal(stub)),
+        asyncio.run(security.check_verify_claims(stub)),
+        security.check_rotation_plan(stub),
+    ]
+    for check in checks:
+        assert check.status == "not done" and not check.passed
+        assert repr(check).startswith("… Not done yet:") and "NotImplementedError" in check.message
+
+
+def untouched(token: str) -> str:
+    return token
+
+
+def admin_in_the_wrong_place(token: str) -> str:
+    fmt, payload = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    claims["admin"] = True  # top level, not in data: the handler never looks there
+    return f"{fmt}.{base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip('=')}"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [
+        (untouched, "only mallory's orders"),
+        (admin_in_the_wrong_place, "only mallory's orders"),
+        (lambda token: token + "x", "did not accept it"),
+        (lambda token: None, "not str"),
+        (lambda token: token.split(".")[5], "IndexError"),
+    ],
+)
+def test_exercise_1_wrong_answers_are_not_yet(wrong, says):
+    check = asyncio.run(security.check_forge_admin(wrong))
+    assert check.status == "not yet" and says in check.message, check
+
+
+# Plausible wrong unseals. Each is the solution with one mistake; the helpers are right.
+
+
+def _b64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _tag(key, fmt, kid, payload):
+    return hmac.new(key, f"{fmt}.{kid}.{payload}".encode(), hashlib.sha256).digest()
+
+
+def _fields(token):
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    return fields
+
+
+def _tag_of(text):
+    try:
+        return _b64(text)
+    except (binascii.Error, ValueError):
+        raise InvalidState("tag") from None
+
+
+def no_tag_check(token, key):
+    payload = _fields(token)[2]
+    return json.loads(_b64(payload))
+
+
+def tags_compared_with_equals(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if _tag_of(tag) != _tag(key, fmt, kid, payload):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def decodes_before_the_tag(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    claims = json.loads(_b64(payload))
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return claims
+
+
+def accepts_a_truncated_tag(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    expected, got = _tag(key, fmt, kid, payload), _tag_of(tag)
+    if not hmac.compare_digest(expected[: len(got)], got):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def accepts_a_tag_prefix(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not _tag(key, fmt, kid, payload).startswith(_tag_of(tag)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def no_size_cap(token, key):
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    fmt, kid, payload, tag = fields
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def size_cap_after_the_tag(token, key):
+    fields = token.split(".")
+    if len(fields) != 4 or fields[0] != "hmac1":
+        raise InvalidState("format")
+    fmt, kid, payload, tag = fields
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    return json.loads(_b64(payload))
+
+
+def unpacks_without_checking_the_format(token, key):
+    if len(token) > MAX_TOKEN_BYTES:
+        raise InvalidState("oversized")
+    fmt, kid, payload, tag = token.split(".")
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def tag_not_decoded_safely(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not hmac.compare_digest(_b64(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def returns_only_the_data(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not hmac.compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))["data"]
+
+
+def refuses_everything(token, key):
+    raise InvalidState("no")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [
+        (
+            no_tag_check,
+            "accepted a state whose amount was edited (tag kept), and the server paid $99,999.00",
+        ),
+        (
+            tags_compared_with_equals,
+            "without calling hmac.compare_digest (a spy on it saw no call)",
+        ),
+        (
+            decodes_before_the_tag,
+            "ran base64.urlsafe_b64decode of the payload before it checked the tag (a spy saw it)",
+        ),
+        (accepts_a_truncated_tag, "accepted an edited state with its tag cut off (empty tag)"),
+        (accepts_a_tag_prefix, "accepted an edited state with its tag cut off (empty tag)"),
+        (no_size_cap, "accepted a genuine state of 22,"),
+        (
+            size_cap_after_the_tag,
+            "but only after hmac.compare_digest (a spy saw it): check the size first",
+        ),
+        (
+            unpacks_without_checking_the_format,
+            "an edited plain1 state (a downgrade) made your unseal raise ValueError",
+        ),
+        (tag_not_decoded_safely, "a 1-character tag made your unseal raise Error"),
+        (returns_only_the_data, "return the token's claims, the whole decoded payload"),
+        (refuses_everything, "refused alice's genuine state (no): it must accept it"),
+    ],
+)
+def test_exercise_2_wrong_unseals_are_not_yet_with_the_mistake_named(wrong, says):
+    """MRTR-S4a (a state that fails verification is rejected) and the kit's SEC-2 rule (KIT:
+    tags compared in constant time): each plausible mistake gets its own message."""
+    check = asyncio.run(security.check_unseal(wrong))
+    assert check.status == "not yet" and says in check.message, check
+
+
+def compares_by_an_imported_name(token, key):
+    fmt, kid, payload, tag = _fields(token)
+    if not compare_digest(_tag_of(tag), _tag(key, fmt, kid, payload)):
+        raise InvalidState("bad tag")
+    return json.loads(_b64(payload))
+
+
+def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
+    """An unseal that did ``from hmac import compare_digest`` is watched too (the spy replaces
+    the name in its module for the checkpoint); afterwards every original is back."""
+    originals = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
+    check = asyncio.run(security.check_unseal(compares_by_an_imported_name))
+    assert check.passed, check
+    after = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
+    assert after == originals
+    assert compare_digest is hmac.compare_digest  # this module's name is restored too
+
+
+def test_exercise_3_solution_checks_every_claim_in_a_real_server():
+    """MRTR-S5a-c: the learner's claim checks, inside a kit server, pay the states in time
+    (within the kit's 30 s of clock skew, KIT) and refuse every replay."""
+    check = asyncio.run(security.check_verify_claims(solution("verify_claims", "verify_claims")))
+    assert check.passed, check
+    lines = check.message.splitlines()
+    assert "  ✔ alice's own state, at once: paid $124.50" in lines
+    assert (
+        "  ✔ alice's state, sent by mallory (MRTR-S5a): rejected (issued to another principal)"
+        in lines
+    )
+    assert (
+        "  ✔ a state issued by refunds-staging, which shares the key (KIT): rejected (wrong "
+        "audience)" in lines
+    )
+    assert len(lines) == 10  # the title and nine cases
+
+
+def _claims_ok(claims, principal, digest, audience, now, *, skip=(), skew=30):
+    checks = {
+        "aud": claims["aud"] != audience,
+        "sub": claims["sub"] != principal,
+        "req": claims["req"] != digest,
+        "exp": now > claims["exp"] + skew,
+        "iat": claims["iat"] > now + skew,
+    }
+    for name, failed in checks.items():
+        if failed and name not in skip:
+            raise InvalidState(name)
+
+
+def _claims_wrong(**options):
+    return lambda c, p, d, a, n: _claims_ok(c, p, d, a, n, **options)
+
+
+def claims_returns_a_verdict(claims, principal, digest, audience, now):
+    return claims["sub"] == principal and claims["req"] == digest
+
+
+def claims_raise_value_error(claims, principal, digest, audience, now):
+    if claims["sub"] != principal:
+        raise ValueError("not yours")
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [
+        (
+            lambda *args: None,
+            "sent by mallory (MRTR-S5a): your checks let it through, and the server paid $124.50",
+        ),
+        (_claims_wrong(skip=("sub",)), "sent by mallory (MRTR-S5a): your checks let it through"),
+        (_claims_wrong(skip=("req",)), "sent with A-1002 (MRTR-S5c): your checks let it through"),
+        (
+            _claims_wrong(skip=("exp",)),
+            "40 s past its expiry (beyond the skew, MRTR-S5b): your checks let it through",
+        ),
+        (_claims_wrong(skip=("iat",)), "1 hour fast (KIT): your checks let it through"),
+        (
+            _claims_wrong(skip=("aud",)),
+            "refunds-staging, which shares the key (KIT): your checks let it through",
+        ),
+        (
+            _claims_wrong(skew=0),
+            "20 s past its expiry (within the 30 s of clock skew): your "
+            "checks refused it (exp), but it must be accepted",
+        ),
+        (claims_returns_a_verdict, "verify_claims returned True. Return nothing"),
+        (
+            claims_raise_value_error,
+            "verify_claims raised ValueError: not yours, and the server "
+            "answered -32603 Internal error",
+        ),
+    ],
+)
+def test_exercise_3_wrong_claim_checks_are_not_yet_with_the_case_named(wrong, says):
+    check = asyncio.run(security.check_verify_claims(wrong))
+    assert check.status == "not yet" and says in check.message, check
+
+
+def test_exercise_3_a_strict_clock_on_iat_refuses_an_honest_instance_20_s_fast():
+    """The skew works both ways (KIT): an instance whose clock is 20 s fast is honest."""
+
+    def strict_iat(claims, principal, digest, audience, now):
+        _claims_ok(claims, principal, digest, audience, now, skip=("iat",))
+        if claims["iat"] > now:
+            raise InvalidState("iat")
+
+    check = asyncio.run(security.check_verify_claims(strict_iat))
+    assert check.status == "not yet", check
+    assert "clock is 20 s fast (within the skew): your checks refused it (iat)" in check.message
+
+
+@pytest.mark.parametrize(
+    ("plan", "says"),
+    [
+        (lambda cur, new: [KeyRing([new])], "was rejected by B (unknown key id 'k2')"),
+        (lambda cur, new: [cur.add(new).promote(new.kid)], "was rejected by B"),
+        (lambda cur, new: [cur.add(new), cur.add(new).promote(new.kid)], "still opens k1"),
+        (lambda cur, new: [cur.add(new)], "still seals with k1"),
+        (lambda cur, new: [], "non-empty list"),
+        (lambda cur, new: [cur.retire(new.kid)], "KeyError"),
+    ],
+)
+def test_exercise_3_wrong_plans_are_not_yet(plan, says):
+    check = security.check_rotation_plan(plan)
+    assert check.status == "not yet" and says in check.message, check
+
+
+# --- the lab: each attack works on the weak server and fails on the hardened one -----------------
+
+
+def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
+    async def attack(codec: str) -> tuple[str, int]:
+        lab = security.RefundLab.build(codec)
+        approval = await lab.approval("alice", "A-1001")
+        if codec == "aead":
+            with pytest.raises(ValueError, match="encrypted"):
+                security.tamper(approval, approved_cents=1)
+            fields = approval.split(".")  # edit the ciphertext blind instead
+            fields[3] = fields[3][:-2] + ("AA" if fields[3][-2:] != "AA" else "BA")
+            forged = ".".join(fields)
+        else:
+            forged = security.tamper(approval, approved_cents=99_999_00)
+        answer = await lab.redeem("alice", "A-1001", forged)
+        paid = await lab.desk.paid_cents()
+        await lab.aclose()
+        return str(answer), paid
+
+    plain = asyncio.run(attack("plain"))
+    assert plain == (
+        "complete: Refunded $99,999.00 to alice for order A-1001 (payout P-0001).",
+        99_999_00,
+    )
+    for codec in ("hmac", "aead"):
+        assert asyncio.run(attack(codec)) == ("error -32602 Invalid requestState", 0)
+
+
+@pytest.mark.parametrize("attack", ["user", "request", "expiry", "audience"])
+def test_each_replay_works_on_the_weak_server_and_fails_on_the_hardened_one(attack):
+    async def replay(checks: StateChecks | None) -> tuple[security.ServerAnswer, list[str]]:
+        lab = security.RefundLab.build("hmac", checks=checks)
+        source = lab
+        if attack == "audience":
+            source = security.RefundLab.build("hmac", keys=lab.keys, name="refunds-staging")
+        approval = await source.approval("alice", "A-1001")
+        user, order = {"user": ("mallory", "A-1001"), "request": ("alice", "A-1002")}.get(
+            attack, ("alice", "A-1001")
+        )
+        if attack == "expiry":
+            lab.clock.advance(2 * 3600)
+        with security.server_log() as log:
+            answer = await lab.redeem(user, order, approval)
+        await lab.aclose()
+        return answer, log
+
+    weak, weak_log = asyncio.run(replay(StateChecks.integrity_only()))
+    hardened, hardened_log = asyncio.run(replay(None))
+    assert weak.ok and "Refunded $124.50" in weak.text and weak_log == []
+    assert str(hardened) == "error -32602 Invalid requestState"
+    reason = {
+        "user": "issued to another principal",
+        "request": "issued for another request",
+        "expiry": "expired",
+        "audience": "wrong audience",
+    }[attack]
+    assert len(hardened_log) == 1 and hardened_log[0].endswith(reason)
+
+
+@pytest.mark.parametrize(("ledger", "paid"), [(None, 10), ("memory", 1), ("sqlite", 1)])
+def test_concurrent_double_spend_with_and_without_a_ledger(ledger, paid):
+    async def race() -> tuple[str, int]:
+        lab = security.RefundLab.build("hmac", ledger=ledger)
+        approval = await lab.approval("alice", "A-1001")
+        answers = await asyncio.gather(
+            *(lab.redeem("alice", "A-1001", approval) for _ in range(10))
+        )
+        payouts = await lab.desk.payouts()
+        await lab.aclose()
+        return security.tally(answers), len(payouts)
+
+    tally, payouts = asyncio.run(race())
+    assert payouts == paid
+    expected = "10 × paid" if paid == 10 else "9 × error -32602 Invalid requestState\n1 × paid"
+    assert tally == expected
+
+
+def test_server_log_collects_only_inside_the_block():
+    async def scenario() -> tuple[list[str], list[str]]:
+        lab = security.RefundLab.build("hmac")
+        await lab.redeem("alice", "A-1001", "hmac1.k1.x.y")  # outside: not collected
+        with security.server_log() as log:
+            await lab.redeem("alice", "A-1001", "plain1.e30")
+        after = list(log)
+        await lab.redeem("alice", "A-1001", "nope")
+        await lab.aclose()
+        return after, log
+
+    inside, later = asyncio.run(scenario())
+    expected = "rejected requestState (tools/call 'request_refund', principal 'alice'): "
+    assert inside == later == [expected + "not a hmac1 token"]
+
+
+# --- the notebook keeps the lesson conventions -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+MRTR_PAGE = "https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr"
+SEP_2322 = "https://modelcontextprotocol.io/seps/2322-MRTR"
+SPEC_MAP_LINE = (
+    "Rule IDs like `MRTR-S4a` are explained in\n[docs/spec-map.md](../docs/spec-map.md); IDs "
+    "tagged (KIT) are this kit's own conventions, not the\nspecification's."
+)
+SOLUTION_SENTENCE = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+EXERCISES = [
+    ("forge_admin", "await security.check_forge_admin(forge_admin)"),
+    ("unseal", "await security.check_unseal(unseal)"),
+    ("verify_claims", "await security.check_verify_claims(verify_claims)"),
+    ("rotation_plan", "security.check_rotation_plan(rotation_plan)"),
+]
+
+
+def flat(text: str) -> str:
+    """Markdown with its line breaks folded, so a test does not depend on where lines wrap."""
+    return " ".join(text.split())
+
+
+def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_diagram(notebook):
+    """The header of every lesson (LESSONS.md): learner's time and teaching time apart, the
+    spec page and SEP-2322 linked, the spec map explained, the round trips drawn."""
+    first = notebook.cells[0]
+    assert first.cell_type == "markdown"
+    text = flat(first.source)
+    for part in (
+        "What you will learn",
+        "What you need",
+        "**How long**: About 48 minutes to read and try, plus about 50 minutes for the "
+        "exercises. **Teaching it**: about 60 minutes",
+        f"({MRTR_PAGE})",
+        f"({SEP_2322})",
+        flat(SPEC_MAP_LINE),
+        "```mermaid",
+        "sequenceDiagram",
+    ):
+        assert part in text, part
+    assert "to teach" not in text  # the old instructor-only time line
+
+
+def test_notebook_closes_with_key_points_practice_the_cheatsheet_and_the_next_lesson(notebook):
+    last = notebook.cells[-1].source
+    for part in (
+        "## Key points",
+        "## In practice",
+        "[docs/cheatsheet.md](../docs/cheatsheet.md)",
+        "(03-migrating-from-server-requests.ipynb)",
+    ):
+        assert part in last, part
+    assert last.index("## Key points") < last.index("## In practice") < last.index("cheatsheet")
+
+
+def test_every_code_cell_is_led_in_by_markdown_and_errors_are_tagged(notebook):
+    cells = notebook.cells
+    for before, cell in itertools.pairwise(cells):
+        if cell.cell_type == "code":
+            assert before.cell_type == "markdown", cell.source[:60]
+            failing = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+            tagged = "raises-exception" in cell.metadata.get("tags", [])
+            assert failing == tagged, cell.source[:60]
+            if tagged:
+                assert "meant to" in before.source and "fail" in before.source
+    assert sum("raises-exception" in c.metadata.get("tags", []) for c in cells) == 1
+
+
+def test_notebook_is_stored_with_outputs(notebook):
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+    silent = [c.source.splitlines()[0] for c in code if not c.outputs]
+    assert silent == ["import asyncio"] + [f"# %load solutions/02_{n}.py" for n, _ in EXERCISES]
+
+
+def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
+    """LESSONS.md: heading with minutes; the stub, whose first line is the commented-out
+    ``%load``; the hint and the solution sentence word for word; the checkpoint alone in the
+    next cell. The old layout kept the checkpoint in the stub's cell, so re-running the cell
+    after loading the solution brought the stub back (issue 9, item 10)."""
+    cells = notebook.cells
+    for number, (name, check) in enumerate(EXERCISES, 1):
+        [i] = [
+            k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02_{name}")
+        ]
+        heading, stub, hint, checkpoint = cells[i - 1], cells[i], cells[i + 1], cells[i + 2]
+        assert heading.cell_type == "markdown"
+        assert re.match(rf"### Exercise {number} · [^\n]+ \(\d+ min\)\n", heading.source)
+        assert stub.source.splitlines()[0] == f"# %load solutions/02_{name}.py"
+        assert (SOLUTIONS / f"02_{name}.py").exists()
+        assert f"def {name}(" in stub.source and "raise NotImplementedError" in stub.source
+        assert "check_" not in stub.source
+        assert hint.cell_type == "markdown"
+        assert hint.source.startswith("<details><summary>Hint</summary>")
+        assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
+        assert checkpoint.cell_type == "code" and checkpoint.source == check
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    assert text.count(SOLUTION_SENTENCE) == 5  # once per exercise, once in the introduction
+    assert text.count("<summary>Hint</summary>") == 4
+
+
+@pytest.mark.parametrize(("name", "check"), EXERCISES)
+def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, check):
+    """Do what the sentence says: run the stub cell, then %load (which replaces the cell with
+    '# %load path' and the file), run it again, then the checkpoint cell below it."""
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02_{name}")]
+    namespace: dict = {}
+    run_cell(
+        "\n".join(
+            c.source
+            for c in cells[:i]
+            if c.cell_type == "code" and "await" not in c.source and "import" in c.source
+        ),
+        namespace,
+    )
+    run_cell(cells[i].source, namespace)
+    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
+    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
+    loaded = f"# %load {path}\n" + (NOTEBOOK.parent / path).read_text()
+    run_cell(loaded, namespace)
+    verdict = run_cell(cells[i + 2].source, namespace)
+    assert verdict.passed, verdict
+
+
+def test_no_cell_holds_logic_the_kit_does_not(notebook):
+    """DESIGN §2: cells call mrtr_kit; the only functions defined in cells are the stubs."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
+            assert set(defined) <= {"forge_admin", "unseal", "verify_claims", "rotation_plan"}, (
+                defined
+            )
+            assert "class " not in cell.source
+
+
+# --- section 7: what the lesson prints about "once" is true ---------------------------------------
+
+
+def outputs_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []))
+
+
+def test_every_race_starts_on_a_fresh_server_so_its_totals_count_only_itself(notebook):
+    """Issue 9, item 13: the ten-at-once cell printed "1 × paid" above "2 payout(s)", because
+    the total included an earlier cell's payout. Each race now builds its own server, and the
+    payouts it prints are the ones its tally says it paid."""
+    races = [c for c in notebook.cells if c.cell_type == "code" and "asyncio.gather" in c.source]
+    assert len(races) == 3
+    for cell in races:
+        assert cell.source.startswith(
+            ("lab = security.RefundLab.build(", "a = security.RefundLab.build(")
+        ), cell.source
+        out = outputs_of(cell)
+        paid = sum(int(n) for n in re.findall(r"^(\d+) × paid$", out, flags=re.M))
+        totals = re.findall(r"^(?:\w+'s desk: )?(\d+) payout\(s\)", out, flags=re.M)
+        assert totals and all(int(n) == paid for n in totals), out
+
+
+def test_the_lesson_shows_the_ledger_paying_a_second_approval_then_the_fix(notebook):
+    """Issue 9, item 1: the ledger stops one state being spent twice, not a second approval;
+    the idempotency key on the order makes it one refund per order."""
+    text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
+    assert "exactly once (MRTR-S5d)" not in text and "pays it exactly once" not in text
+    assert 'Single use is not "one refund per order"' in text
+    code = {c.source.splitlines()[0]: outputs_of(c) for c in notebook.cells if c.get("outputs")}
+    second = code['second = await lab.approval("alice", "A-1001")']
+    assert "(payout P-0002)" in second and "2 payout(s), $249.00 in total" in second
+    [fixed] = [
+        c for c in notebook.cells if "asyncio.gather" in c.source and "instances" in c.source
+    ]
+    out = outputs_of(fixed)
+    assert "9 × complete: Order A-1001 was refunded already" in out and "1 × paid" in out
+    assert "A's desk: 1 payout(s), $124.50 in total" in out
+    assert "B's desk: 1 payout(s), $124.50 in total" in out
+
+
+def test_section_7a_shows_one_refund_per_order_on_two_instances_sharing_a_ledger(notebook):
+    """Issue: one refund per order was shown in one process only, where a payout list in
+    memory passes too. Section 7a now builds instance B on instance A's SQLite file (and key
+    ring) and nothing else, and redeems one approval on each: B finds A's payout. Every request
+    stands alone (CORE-8), so the per-order key must live where every instance looks."""
+    cells = notebook.cells
+    [i] = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "code"
+        and c.source.startswith("a = security.RefundLab.build(")
+        and "asyncio.gather" not in c.source
+    ]
+    source = cells[i].source
+    assert "ledger=a.ledger_file" in source and "keys=a.keys" in source
+    assert "desk=" not in source  # B's desk is its own: it shares the payouts through the file
+    refunded = "Order A-1002 was refunded already ($19.90, payout P-0001). Nothing more was paid."
+    assert outputs_of(cells[i]).splitlines() == [
+        "round 2 on A: complete: Refunded $19.90 to alice for order A-1002 (payout P-0001).",
+        f"round 2 on B: complete: {refunded}",
+        f"round 1 on B: complete: {refunded}",
+    ]
+    prose = flat(cells[i - 1].source)
+    assert "(`ledger=a.ledger_file`); nothing else" in prose
+    race = next(c for c in cells[i:] if "asyncio.gather" in c.source)
+    assert "ledger=a.ledger_file" in race.source and "[a, b] * 5" in race.source
+
+
+def test_the_lesson_compares_single_use_and_idempotent_on_a_lost_response(notebook):
+    [cell] = [c for c in notebook.cells if "lose_the_final_response" in c.source]
+    out = outputs_of(cell)
+    assert out.count("bookings made: 1") == 2
+    assert "the same request again:   error -32602 Invalid requestState" in out
+    assert "the same request again:   complete: Booked Luigi's" in out
+
+
+def test_mrtr_s4b_is_taught_where_plain_state_is_forged(notebook):
+    cells = notebook.cells
+    forge = next(i for i, c in enumerate(cells) if "security.tamper(approval" in c.source)
+    after = flat(cells[forge + 1].source)
+    assert "MRTR-S4b" in after and "nothing worse than the request failing" in after
+
+
+def test_citations_say_what_the_rule_says(notebook):
+    """Issue 9, item 4: the uniform rejection error is the kit's convention, not SEC-2; moving
+    between instances is statelessness (CORE-8/9), not MRTR-S8 (which is about the client not
+    answering)."""
+    text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
+    assert "SEC-2" not in text and "MRTR-S8" not in text and "SEC-4" not in text
+    for sentence in re.split(r"(?<=[.:])\s", text):
+        if "same error" in sentence or "One answer on the wire" in sentence:
+            nxt = text[text.index(sentence) : text.index(sentence) + 400]
+            assert "(KIT)" in nxt, sentence
+    assert "(CORE-8)" in text and "(CORE-9)" in text
+
+
+# --- the lab helpers behind section 7 ----------------------------------------------------------
+
+
+def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
+    async def race() -> tuple[str, int]:
+        lab = security.RefundLab.build("hmac", ledger="memory", one_per_order=True)
+        approvals = [await lab.approval("alice", "A-1001") for _ in range(10)]
+        answers = await asyncio.gather(*(lab.redeem("alice", "A-1001", a) for a in approvals))
+        payouts = await lab.desk.payouts()
+        await lab.aclose()
+        return security.tally(answers), len(payouts)
+
+    tally, payouts = asyncio.run(race())
+    assert payouts == 1
+    assert tally.splitlines() == [
+        "9 × complete: Order A-1001 was refunded already ($124.50, payout P-0001). "
+        "Nothing more was paid.",
+        "1 × paid",
+    ]
+
+
+def shop(shared: bool = True) -> tuple[security.RefundLab, security.RefundLab]:
+    """Two instances of the refund server with one key ring, one refund per order on, and
+    either one SQLite ledger file (``shared``: B opens A's file) or a file each."""
+    a = security.RefundLab.build("hmac", ledger="sqlite", one_per_order=True, label="A")
+    b = security.RefundLab.build(
+        "hmac",
+        keys=a.keys,
+        ledger=a.ledger_file if shared else "sqlite",
+        one_per_order=True,
+        label="B",
+    )
+    assert a.desk is not b.desk and a.server.ledger is not b.server.ledger
+    return a, b
+
+
+async def race_on_two_instances(a, b, order="A-1001", n=10):
+    """``n`` approvals of one order, all from A before any is paid, redeemed at the same
+    instant, alternately on A and B. The tally, and the payouts each desk then reads."""
+    approvals = [await a.approval("alice", order) for _ in range(n)]
+    answers = await asyncio.gather(
+        *(lab.redeem("alice", order, s) for lab, s in zip(itertools.cycle((a, b)), approvals))
+    )
+    seen = [await lab.desk.payouts() for lab in (a, b)]
+    for lab in (a, b):
+        await lab.aclose()
+    return security.tally(answers), seen
+
+
+def test_one_refund_per_order_holds_across_two_instances_sharing_a_ledger_file():
+    """MRTR-S5d spends each approval once, on the fleet, but the second approval is a new
+    state. One refund per order is the shop's rule, kept by ``pay_once``'s idempotency key in
+    the ledger the instances share: the second approval, redeemed on B, finds A's payout. A
+    desk that kept its payouts per instance would pay it again on B."""
+
+    async def scenario():
+        a, b = shop()
+        first = await a.approval("alice", "A-1002")
+        second = await a.approval("alice", "A-1002")
+        on_a = await a.redeem("alice", "A-1002", first)
+        on_b = await b.redeem("alice", "A-1002", second)
+        again = await b.caller("alice").call_tool("request_refund", {"order_id": "A-1002"})
+        seen = [await lab.desk.payouts() for lab in (a, b)]
+        for lab in (a, b):
+            await lab.aclose()
+        return on_a, on_b, again, seen
+
+    on_a, on_b, again, (by_a, by_b) = asyncio.run(scenario())
+    assert str(on_a) == "complete: Refunded $19.90 to alice for order A-1002 (payout P-0001)."
+    refunded = (
+        "complete: Order A-1002 was refunded already ($19.90, payout P-0001). "
+        "Nothing more was paid."
+    )
+    assert str(on_b) == str(again) == refunded  # round 2 on B, then round 1 on B
+    assert by_a == by_b == [Payout("P-0001", "alice", "A-1002", 1990)]
+
+
+def test_one_refund_per_order_holds_for_a_race_split_across_two_instances():
+    """Ten approvals of one order redeemed at the same instant, half on A and half on B: the
+    shared ledger records the order's key once (``record_once`` is atomic in the file), so
+    exactly one pays, whichever instance it reaches; both desks read that one payout."""
+    tally, (by_a, by_b) = asyncio.run(race_on_two_instances(*shop()))
+    assert tally.splitlines() == [
+        "9 × complete: Order A-1001 was refunded already ($124.50, payout P-0001). "
+        "Nothing more was paid.",
+        "1 × paid",
+    ]
+    assert by_a == by_b == [Payout("P-0001", "alice", "A-1001", 12450)]
+
+
+def test_two_instances_with_a_ledger_file_each_pay_an_order_twice():
+    """What section 7a says happens without the shared store: each instance checks the
+    order's key in its own file, so each pays once, and both number their payout P-0001."""
+    tally, (by_a, by_b) = asyncio.run(race_on_two_instances(*shop(shared=False)))
+    assert tally.splitlines()[-1] == "2 × paid"
+    assert by_a == [Payout("P-0001", "alice", "A-1001", 12450)] == by_b
+
+
+def test_lab_ledger_file_is_only_a_sqlite_ledgers_and_must_exist(tmp_path):
+    with pytest.raises(TypeError, match="MemoryLedger"):
+        _ = security.RefundLab.build("hmac", ledger="memory").ledger_file
+    with pytest.raises(FileNotFoundError):
+        security.RefundLab.build("hmac", ledger=tmp_path / "typo.sqlite3")
+    assert not (tmp_path / "typo.sqlite3").exists()
+
+
+def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
+    async def twice() -> int:
+        lab = security.RefundLab.build("hmac", ledger="memory")
+        for _ in range(2):
+            assert (await lab.redeem("alice", "A-1001", await lab.approval("alice", "A-1001"))).ok
+        payouts = await lab.desk.payouts()
+        await lab.aclose()
+        return len(payouts)
+
+    assert asyncio.run(twice()) == 2
+
+
+def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
+    single = asyncio.run(security.lose_the_final_response("single use"))
+    idem = asyncio.run(security.lose_the_final_response("idempotent"))
+    booked = "complete: Booked Luigi's for 4 on 2026-09-01 (reference BK-0001)."
+    assert str(single.first) == str(idem.first) == booked
+    assert str(single.again) == "error -32602 Invalid requestState"
+    assert str(idem.again) == booked
+    assert single.bookings == idem.bookings == 1
+    with pytest.raises(ValueError):
+        asyncio.run(security.lose_the_final_response("both"))
+
+
+# --- the scoreboard and the rotation timeline: real runs, stored as HTML and text -----------------
+
+
+def test_scoreboard_cells_are_real_outcomes():
+    """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-d): break a protection and
+    its cells change. Here the HMAC server without claim checks pays every replay."""
+    board = asyncio.run(security.scoreboard())
+    rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
+    assert rows["edit the amount (section 2)"] == {
+        "plain": "✘ paid $99,999.00",
+        "hmac, tag only": "✔ rejected (bad tag)",
+        "hmac": "✔ rejected (bad tag)",
+        "aead": "✔ rejected (bad tag)",
+        "aead + ledger + one per order": "✔ rejected (bad tag)",
+    }
+    assert rows["alice's state, sent by mallory (5a)"]["hmac, tag only"] == "✘ paid $124.50"
+    assert rows["alice's state, sent by mallory (5a)"]["hmac"] == (
+        "✔ rejected (issued to another principal)"
+    )
+    assert rows["read the internal note (section 4)"]["aead"] == "✔ ciphertext only"
+    assert rows["the same state twice (section 7)"]["aead"] == "✘ paid, then paid $124.50"
+    last = "aead + ledger + one per order"
+    assert rows["the same state twice (section 7)"][last] == (
+        "✔ paid, then rejected (already redeemed)"
+    )
+    assert rows["a second approval, same order (7a)"][last] == (
+        "✔ paid, then not paid: refunded already"
+    )
+    assert all(cell[0] in "✔✘" for row in board.rows for cell in row[1:])
+
+
+def test_scoreboard_follows_the_servers_it_is_given():
+    """Not a fixed table: a server that binds no claims shows the replays working."""
+    servers = {"weak aead": {"codec": "aead", "checks": StateChecks.integrity_only()}}
+    attacks = {k: security.ATTACKS[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
+    board = asyncio.run(security.scoreboard(servers, attacks))
+    assert board.rows == [
+        ["two hours later (5c)", "✘ paid $124.50"],
+        ["send a 16 KiB state", "✔ rejected (missing or oversized token)"],
+    ]
+
+
+def test_rotation_timeline_three_phases_never_reject_and_the_naive_swap_does():
+    k1, k2 = StateKey.generate("k1"), StateKey.generate("k2")
+    added = KeyRing([k1]).add(k2)
+    good = security.rotation_timeline(KeyRing([k1]), [added, added.promote("k2"), KeyRing([k2])])
+    assert [row[0] for row in good.rows] == [
+        "start",
+        "1. add k2 → A",
+        "1. add k2 → B",
+        "2. promote k2 → A",
+        "2. promote k2 → B",
+        "wait 16 min: earlier states expire",
+        "3. retire k1 → A",
+        "3. retire k1 → B",
+    ]
+    assert all(row[-1] == "✔ yes" for row in good.rows)
+    by_step = {row[0]: row for row in good.rows}
+    assert by_step["1. add k2 → A"][1:5] == ["k1 / k1, k2", "k1 / k1", "A and B", "A"]
+    assert by_step["3. retire k1 → B"][1:5] == ["k2 / k2", "k2 / k2", "neither", "A and B"]
+    naive = security.rotation_timeline(KeyRing([k1]), [KeyRing([k2])])
+    assert naive.rows[-2][0] == "1. replace k1 by k2 → A"
+    assert (
+        naive.rows[-2][-1].startswith("✘ ") and "A's k2 state rejected by B" in naive.rows[-2][-1]
+    )
+
+
+def stored(cell, mime):
+    return "".join(o.get("data", {}).get(mime, "") for o in cell.get("outputs", []))
+
+
+def test_notebook_stores_the_scoreboard_and_timeline_as_html_and_text_from_a_fresh_run(notebook):
+    """GitHub shows text/html; the stored tables are what a fresh run gives (nothing random in
+    them, nothing typed in)."""
+    [board] = [c for c in notebook.cells if c.source == "await security.scoreboard()"]
+    fresh = asyncio.run(security.scoreboard())
+    assert stored(board, "text/plain") == repr(fresh)
+    assert stored(board, "text/html") == fresh._repr_html_()
+    [timeline] = [c for c in notebook.cells if "security.rotation_timeline(" in c.source]
+    assert "<table>" in stored(timeline, "text/html")
+    text = stored(timeline, "text/plain")
+    assert "3. retire k1 → B" in text and "✘" not in text
+
+
+def test_notebook_has_the_quiz_before_the_key_points(notebook):
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source == 'show_quiz("02")']
+    assert cells[-1].source.startswith("## Key points") and i == len(cells) - 2
+    assert "Self-check" in stored(cells[i], "text/html")

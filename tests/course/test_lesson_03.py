@@ -1,0 +1,308 @@
+"""Lesson 03 (migrating from server-initiated requests): the notebook's shape, its exercises and
+checkpoints, and the helpers its cells call. nbval runs the notebook itself."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import re
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lesson_files import LESSONS
+
+from mrtr_kit.course.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
+from mrtr_kit.course.lessons import migration as lesson
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = LESSONS / "03-migrating-from-server-requests.ipynb"
+SOLUTIONS = LESSONS / "solutions"
+
+CHECKPOINTS = {
+    "pick_seat": (lesson.check_pick_seat, "03_pick_seat.py"),
+    "rent_bike": (lesson.check_rent_bike, "03_rent_bike.py"),
+    "open_ticket": (lesson.check_open_ticket, "03_open_ticket.py"),
+}
+
+
+def cells() -> list[dict[str, Any]]:
+    return json.loads(NOTEBOOK.read_text())["cells"]
+
+
+def source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+def tags(cell: dict[str, Any]) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+# -- exercises -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CHECKPOINTS))
+def test_each_solution_passes_its_checkpoint(name: str):
+    check, filename = CHECKPOINTS[name]
+    handler = runpy.run_path(str(SOLUTIONS / filename))[name]
+    result = asyncio.run(check(handler))
+    assert result.passed, result
+
+
+def stubs() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for cell in cells():
+        if "exercise-stub" in tags(cell):
+            namespace: dict[str, Any] = {}
+            exec(source(cell), namespace)
+            found.update({k: v for k, v in namespace.items() if k in CHECKPOINTS})
+    return found
+
+
+SOLUTION = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+LEGACY = {
+    "pick_seat": lesson.pick_seat_legacy,
+    "rent_bike": lesson.rent_bike_legacy,
+    "open_ticket": lesson.open_ticket_legacy,
+}
+
+
+def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoint():
+    """notes/LESSONS.md: one layout in every notebook (issue 9, item 10)."""
+    all_cells = cells()
+    starts = [i for i, c in enumerate(all_cells) if source(c).startswith("### Exercise ")]
+    assert len(starts) == 3
+    for n, (i, name) in enumerate(
+        zip(starts, ("pick_seat", "rent_bike", "open_ticket"), strict=True), 1
+    ):
+        check, filename = CHECKPOINTS[name]
+        task, stub_cell, hint, checkpoint = all_cells[i : i + 4]
+        assert re.match(rf"### Exercise {n} · \S.* \(\d+ min\)\n", source(task))
+        # The legacy tool is shown in the task as text: it must be the code that runs.
+        code = inspect.getsource(LEGACY[name]).rstrip()
+        assert f"```python\n{code}\n```" in source(task), name
+        assert stub_cell["cell_type"] == "code" and "exercise-stub" in tags(stub_cell)
+        assert source(stub_cell).splitlines()[0] == f"# %load solutions/{filename}"
+        assert (SOLUTIONS / filename).exists()
+        assert source(hint).startswith("<details><summary>Hint</summary>")
+        assert source(hint).rstrip().endswith(SOLUTION)
+        assert checkpoint["cell_type"] == "code"
+        assert source(checkpoint) == f"await lesson.{check.__name__}({name})"
+    intro = next(source(c) for c in all_cells if source(c).startswith("## 5. Exercises"))
+    assert SOLUTION in intro
+
+
+@pytest.mark.parametrize("name", sorted(CHECKPOINTS))
+def test_the_stubs_run_and_do_not_pass(name: str):
+    check, _ = CHECKPOINTS[name]
+    result = asyncio.run(check(stubs()[name]))
+    assert not result.passed
+    assert result.status in ("not done", "not yet")
+
+
+def wrong_seat(ctx: Any) -> Any:
+    answer = ctx.elicitation("choice")  # the wrong key
+    if answer is None:
+        return ctx.input_required({"choice": lesson.ask_seat(ctx.arguments["flight"])})
+    return "whatever"
+
+
+def seat_without_decline(ctx: Any) -> Any:
+    answer = ctx.elicitation("seat")
+    if answer is None:
+        return ctx.input_required({"seat": lesson.ask_seat(ctx.arguments["flight"])})
+    return lesson.seat_text(ctx.arguments["flight"], (answer.content or {}).get("seat", "aisle"))
+
+
+def seat_reading_content_first(ctx: Any) -> Any:
+    """A plausible port: reads the content before checking the action (issue 9, item 16)."""
+    flight = ctx.arguments["flight"]
+    answer = ctx.elicitation("seat")
+    if answer is None:
+        return ctx.input_required({"seat": lesson.ask_seat(flight)})
+    seat = answer.content["seat"]  # TypeError on a decline: it carries no content
+    if answer.action != "accept":
+        return f"No seat chosen on {flight}."
+    return lesson.seat_text(flight, seat)
+
+
+def bike_reading_content_first(ctx: Any) -> Any:
+    solved = runpy.run_path(str(SOLUTIONS / "03_rent_bike.py"))["rent_bike"]
+    day = ctx.elicitation("day")
+    if day is not None and not (ctx.state or {}):
+        _ = day.content["day"]  # the mistake: content read before the action
+    return solved(ctx)
+
+
+def ticket_without_decline_check(ctx: Any, tracker: lesson.Tracker) -> Any:
+    answer = ctx.elicitation("severity")
+    if answer is None:
+        return ctx.input_required({"severity": lesson.ask_severity(ctx.arguments["title"])})
+    return f"Filed {tracker.file(ctx.arguments['title'], 'low')}: {ctx.arguments['title']}."
+
+
+@pytest.mark.parametrize(
+    ("check", "handler", "complaint"),
+    [
+        (lesson.check_pick_seat, wrong_seat, "not ['seat']"),
+        (lesson.check_pick_seat, seat_without_decline, "answer 'decline'"),
+        (lesson.check_pick_seat, lambda ctx: 1 / 0, "raised ZeroDivisionError"),
+        (lesson.check_pick_seat, seat_reading_content_first, "with a declined answer"),
+        (lesson.check_pick_seat, seat_reading_content_first, "raised TypeError"),
+        (lesson.check_rent_bike, bike_reading_content_first, "with a declined answer"),
+        (lesson.check_open_ticket, ticket_without_decline_check, "one high ticket"),
+    ],
+)
+def test_checkpoints_say_what_is_wrong(check: Any, handler: Any, complaint: str):
+    result = asyncio.run(check(handler))
+    assert not result.passed
+    assert complaint in result.message, result
+
+
+# -- the notebook's shape (DESIGN §4) --------------------------------------------------------------
+
+
+def test_the_notebook_opens_with_goals_needs_time_spec_links_and_a_sequence_diagram():
+    """The header of every notebook (notes/LESSONS.md): the same items in the same order."""
+    first = source(cells()[0])
+    assert first.startswith("# 03 · Migrating from server-initiated requests")
+    parts = (
+        "**What you will learn**",
+        "**What you need**: notebook 01",
+        "**How long**: About ",
+        "minutes to read and try, plus about ",
+        "**Teaching it**: about ",
+        "**Spec**",
+        "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
+        "(https://modelcontextprotocol.io/seps/2322-MRTR)",
+        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../docs/spec-map.md)",
+        "```mermaid\nsequenceDiagram",
+    )
+    at = [first.find(part) for part in parts]
+    assert -1 not in at, [p for p, i in zip(parts, at, strict=True) if i < 0]
+    assert at == sorted(at)
+
+
+def test_the_opening_diagram_names_its_instances_alike_and_draws_every_requeststate():
+    """Issue 9, item 7: "waits in A" over boxes named A and B; the port mints a state in round 1."""
+    diagram = source(cells()[0]).split("```mermaid", 1)[1].split("```", 1)[0]
+    assert "participant A as Instance A" in diagram and "participant B as Instance B" in diagram
+    assert "(the tool now waits in A)" in diagram
+    mrtr = diagram.split("2026-07-28 (MRTR)", 1)[1]
+    assert "A-->>C: input_required: dates + requestState" in mrtr
+    assert mrtr.count("+ requestState") == 3  # round 1's reply, and both retries
+
+
+def test_the_round_one_reply_of_the_port_does_carry_a_request_state():
+    """What the diagram draws is what the port does."""
+    from mrtr_kit.client import McpClient
+    from mrtr_kit.course.examples.trip_planner import build_server, traveller
+    from mrtr_kit.server.http import create_app
+
+    async def first_round() -> Any:
+        async with McpClient.for_app(create_app(build_server()), elicitation=traveller()) as c:
+            return (await c.begin_tool_call("plan_trip", {"city": "Lisbon"})).input_required
+
+    needs = asyncio.run(first_round())
+    assert list(needs.input_requests) == ["dates"] and needs.request_state
+
+
+def test_the_notebook_closes_with_key_points_caveats_the_cheatsheet_and_a_link():
+    last = source(cells()[-1])
+    assert last.index("## Key points") < last.index("## In practice") < last.index("**Next**")
+    assert "[docs/cheatsheet.md](../docs/cheatsheet.md)" in last
+    target = last.split("**Next**", 1)[1].split(".ipynb)", 1)[0].rsplit("(", 1)[1] + ".ipynb"
+    assert (NOTEBOOK.parent / target).exists()
+
+
+def test_trap_3_asks_for_stable_keys_not_for_fixed_messages():
+    """Issue 9, item 5: notebook 01's weather tool changes its message after a decline."""
+    text = "\n".join(source(c) for c in cells() if c["cell_type"] == "markdown")
+    assert "Keys, messages and schemas must follow" not in text
+    assert "The message may change" in text
+
+
+def test_the_cells_that_fail_on_purpose_are_tagged_and_say_so():
+    all_cells = cells()
+    for index, cell in enumerate(all_cells):
+        if cell["cell_type"] != "code":
+            continue
+        errors = [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
+        assert bool(errors) == ("raises-exception" in tags(cell)), source(cell)
+        if errors:
+            lead_in = " ".join(source(all_cells[index - 1]).split())
+            assert "fails, on purpose" in lead_in
+
+
+def test_every_code_cell_is_led_in_by_a_markdown_cell():
+    all_cells = cells()
+    for before, cell in itertools.pairwise(all_cells):
+        if cell["cell_type"] == "code":
+            assert before["cell_type"] == "markdown", source(cell)
+
+
+def test_processes_started_in_the_notebook_are_stopped_in_it():
+    text = "\n".join(source(c) for c in cells() if c["cell_type"] == "code")
+    for fleet in ("legacy", "mrtr", "sdk"):
+        assert f"{fleet}.stop()" in text
+
+
+# -- the helpers the cells call --------------------------------------------------------------------
+
+
+def test_side_by_side_shows_both_handlers_as_text_and_escaped_html():
+    view = lesson.side_by_side(make_plan_trip_legacy, make_plan_trip)
+    text, page = repr(view), view._repr_html_()
+    assert "await ctx.elicit(" in text and "ctx.form(" in text and ".ask()" in text
+    assert text.index("def make_plan_trip_legacy") < text.index("def make_plan_trip(")
+    assert page.count("<pre") == 2 and "-&gt; Any" in page
+
+
+@pytest.mark.parametrize(
+    ("trap", "rounds", "outcome", "holds"),
+    [
+        ("plan_trip_hold_first", 3, "complete: Reserved", (3, 2)),
+        ("plan_trip_forgetful", 10, "TooManyRounds", (0, 0)),
+        ("plan_trip_counter_keys", 10, "TooManyRounds", (0, 0)),
+        ("plan_trip", 3, "complete: Reserved", (0, 0)),
+    ],
+)
+def test_each_trap_fails_the_way_the_lesson_says(
+    trap: str, rounds: int, outcome: str, holds: tuple[int, int]
+):
+    run = asyncio.run(lesson.run_trap(trap))
+    if outcome == "TooManyRounds":  # the cap is the kit's, and says so where a learner reads it
+        assert run.outcome.endswith("MRTR-C7 (KIT)")
+    assert len(run.asked) == rounds
+    assert run.outcome.startswith(outcome)
+    assert (run.desk.holds_placed, len(run.desk.holds)) == holds
+    if trap == "plan_trip_forgetful":
+        assert run.asked[:4] == [["dates"], ["room"], ["dates"], ["room"]]
+    if trap == "plan_trip_counter_keys":
+        assert len({key for keys in run.asked for key in keys}) == 10  # never the same question
+
+
+def test_the_correct_port_reserves_once_and_a_decline_reserves_nothing():
+    from mrtr_kit.client import McpClient
+    from mrtr_kit.course.examples.trip_planner import HotelDesk, build_server, traveller
+    from mrtr_kit.server.http import create_app
+
+    async def go(accept: bool) -> tuple[str, HotelDesk]:
+        desk = HotelDesk()
+        app = create_app(build_server(desk))
+        async with McpClient.for_app(app, elicitation=traveller(accept=accept)) as client:
+            result = await client.call_tool("plan_trip", {"city": "Rome"})
+        return result["content"][0]["text"], desk
+
+    text, desk = asyncio.run(go(accept=True))
+    assert text == "Reserved a double room in Rome: 3 nights from 2026-09-01, 360 EUR."
+    assert (desk.holds_placed, len(desk.reservations)) == (0, 1)
+    text, desk = asyncio.run(go(accept=False))
+    assert text == "Trip to Rome cancelled. Nothing was reserved."
+    assert desk.reservations == []

@@ -1,0 +1,376 @@
+"""Lesson 04 (the capstone): the gate passes the worked solution and fails the unported
+scaffold and plausible half-ports, each with the right item and message.
+
+The gate's checks cite MIG-2 (earlier answers travel in requestState), CAP-2 (-32021 for a
+missing capability), MRTR-S4a (a tampered state is refused), MRTR-E1/E3/E4.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from lesson_files import LESSONS
+
+from mrtr_kit.course.fleet import FRONT_URL, RoundRobin
+from mrtr_kit.course.legacy import LegacyServer
+from mrtr_kit.course.lessons import capstone
+from mrtr_kit.protocol.models import ElicitResult
+
+NOTEBOOK = LESSONS / "04-port-your-own-server.ipynb"
+SOLUTION_SOURCE = capstone.SOLUTION.read_text()
+
+
+def _replace_function(source: str, name: str, new: str) -> str:
+    """``source`` with the top-level function ``name`` replaced by ``new``."""
+    start = source.index(f"def {name}(")
+    end = source.index("\ndef ", start + 1)
+    return source[:start] + new.strip() + "\n\n" + source[end:]
+
+
+# A half-port that keeps the number of people in this process's memory: it works on one
+# instance, and round 3 on the other instance no longer knows it.
+MEMORY_PORT = _replace_function(
+    SOLUTION_SOURCE,
+    "book_table",
+    """
+PEOPLE = {}  # date -> people: this process's memory, not requestState
+
+
+def book_table(ctx: RequestContext):
+    date = ctx.arguments["date"]
+    if date not in PEOPLE:
+        party = ctx.form("people", f"How many people on {date}?", PEOPLE_FORM)
+        if party.needs_asking:
+            return party.ask()
+        if not party.accepted:
+            return "No table booked."
+        PEOPLE[date] = party.content["people"]
+    people = PEOPLE[date]
+    slot = ctx.form("time", f"What time on {date}, for {people}?", TIME_FORM)
+    if slot.needs_asking:
+        return slot.ask()
+    PEOPLE.pop(date)
+    if not slot.accepted:
+        return "No table booked."
+    return f"Table for {people} on {date} at {slot.content['time']}."
+""",
+)
+
+# A half-port that asks for the size with the wrong capability: sampling, not a form.
+SAMPLING_PORT = _replace_function(
+    SOLUTION_SOURCE,
+    "order_pizza",
+    """
+def order_pizza(ctx: RequestContext):
+    from mrtr_kit.server.context import create_message
+
+    pizza = ctx.arguments["pizza"]
+    reply = ctx.sampling("size")
+    if reply is None:
+        return ctx.input_required({"size": create_message(f"What size of {pizza}?")})
+    return f"One {reply.content.text} {pizza}, ready in 20 minutes."
+""",
+)
+
+# A half-port that forgets the people between rounds (no state at all): it never finishes.
+FORGETFUL_PORT = SOLUTION_SOURCE.replace("state={}", "state=None").replace(
+    "TIME_FORM, state=state)", "TIME_FORM)"
+)
+
+
+def _gate(path: Path, **kw: object) -> capstone.GateReport:
+    return asyncio.run(capstone.gate(path, official=False, **kw))
+
+
+def _write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / name
+    path.write_text(source)
+    return path
+
+
+class _Asker:
+    """Stands in for the 2025-11-25 ``LegacyToolContext``: records what the tool asks and
+    answers like the gate's scripted user."""
+
+    def __init__(self, arguments: dict[str, object], action: str = "accept") -> None:
+        self.arguments = arguments
+        self.action = action
+        self.asked: list[tuple[str, dict[str, object]]] = []
+
+    async def elicit(self, message: str, schema: dict[str, object]) -> ElicitResult:
+        self.asked.append((message, schema))
+        content = {"size": "large", "people": 4, "time": "20:00"}
+        fields = schema["properties"]  # type: ignore[index]
+        if self.action != "accept":
+            return ElicitResult(action=self.action)  # type: ignore[arg-type]
+        return ElicitResult(action="accept", content={k: content[k] for k in fields})
+
+
+def test_the_originals_texts_are_the_gates():
+    """The gate's expected questions, forms and texts are the 2025-11-25 original's."""
+    module = capstone.load_module(capstone.SCAFFOLD)
+    pizza = _Asker(capstone.PIZZA)
+    assert asyncio.run(module.order_pizza(pizza)) == capstone.pizza_text("large")
+    assert pizza.asked == [("What size of margherita?", capstone.SIZE_FORM)]
+    table = _Asker(capstone.TABLE)
+    assert asyncio.run(module.book_table(table)) == capstone.table_text(4, "20:00")
+    assert table.asked == [
+        ("How many people on 2026-12-24?", capstone.PEOPLE_FORM),
+        ("What time on 2026-12-24, for 4?", capstone.TIME_FORM),
+    ]
+    assert asyncio.run(module.order_pizza(_Asker(capstone.PIZZA, "decline"))) == capstone.NO_PIZZA
+    assert asyncio.run(module.book_table(_Asker(capstone.TABLE, "cancel"))) == capstone.NO_TABLE
+    assert {"order_pizza": module.PIZZA_SCHEMA, "book_table": module.TABLE_SCHEMA} == (
+        capstone.INPUT_SCHEMAS
+    )
+    server = module.build_server()
+    assert isinstance(server, LegacyServer)
+
+
+@pytest.mark.slow
+def test_worked_solution_passes_the_gate():
+    """The solution passes every item, the fleet test included (MIG-2, CAP-2, MRTR-S4a)."""
+    report = _gate(capstone.SOLUTION)
+    assert report.passed, report
+    assert [item.status for item in report.items] == ["pass"] * 7 + ["skip"]
+    assert "capstone-a → capstone-b → capstone-a" in report.item(capstone.TITLES[6]).why
+
+
+def test_unported_scaffold_fails_the_gate():
+    """The 2025-11-25 scaffold fails item 1, and nothing else is checked (MIG-1)."""
+    report = _gate(capstone.SCAFFOLD, fleet=False)
+    assert not report.passed
+    assert report.failed == capstone.TITLES
+    assert "returns a LegacyServer" in report.item(capstone.TITLES[0]).why
+    assert repr(report).endswith("✘ Not yet: 8 of 8 items checked fail.")
+
+
+@pytest.mark.slow
+def test_state_in_memory_fails_on_the_fleet(tmp_path):
+    """Keeping the first answer in process memory passes in one process and fails the fleet
+    test, and the kit's check finds round 2 without requestState (MIG-2)."""
+    report = _gate(_write(tmp_path, "memory.py", MEMORY_PORT))
+    assert report.failed == [capstone.TITLES[5], capstone.TITLES[6]], report
+    assert report.item(capstone.TITLES[3]).status == "pass"  # one process: it works
+    assert "carries no requestState" in report.item(capstone.TITLES[5]).why
+    fleet = report.item(capstone.TITLES[6]).why
+    assert "book_table failed on the fleet (capstone-a → capstone-b → capstone-a" in fleet
+    assert "kept in memory instead of requestState" in fleet
+
+
+# A port that makes its own key in each process: one process works, the fleet does not.
+KEY_PER_PROCESS_PORT = SOLUTION_SOURCE.replace(
+    "def build_server(state_keys=None):", "def build_server():"
+).replace("state_keys=state_keys or KeyRing.generate()", "state_keys=KeyRing.generate()")
+
+
+@pytest.mark.slow
+def test_a_key_per_instance_fails_on_the_fleet_naming_the_shared_key(tmp_path):
+    """A ``build_server()`` that takes no ``state_keys`` and generates a key in each process
+    passes in one process, and the fleet finds that no instance opens another's requestState
+    (CORE-8, CORE-9)."""
+    assert "def build_server():" in KEY_PER_PROCESS_PORT
+    assert "state_keys=KeyRing.generate()" in KEY_PER_PROCESS_PORT
+    report = _gate(_write(tmp_path, "own_key.py", KEY_PER_PROCESS_PORT))
+    assert report.failed == [capstone.TITLES[6]], report
+    fleet = report.item(capstone.TITLES[6]).why
+    assert "book_table failed on the fleet (capstone-a → capstone-b" in fleet
+    assert "takes no state_keys" in fleet and "(CORE-8, CORE-9)" in fleet
+
+
+def test_asking_with_sampling_fails(tmp_path):
+    """Asking for the size with sampling (the wrong capability) fails order_pizza's item and
+    says the original asked with a form (MRTR-S7)."""
+    report = _gate(_write(tmp_path, "sampling.py", SAMPLING_PORT), fleet=False)
+    why = report.item(capstone.TITLES[2]).why
+    assert report.item(capstone.TITLES[2]).status == "fail"
+    assert "asks for the client capability sampling" in why and "use ctx.form" in why
+    assert "from a client with forms: error -32021" in report.item(capstone.TITLES[5]).why
+    assert report.item(capstone.TITLES[3]).status == "pass"
+
+
+def test_unprotected_state_fails_the_kits_check(tmp_path):
+    """A port whose requestState a client can rewrite (the lessons-only plain codec) fails
+    item 6: the forged number of people is refused nowhere (MRTR-S4a)."""
+    source = SOLUTION_SOURCE.replace(
+        'McpServer("pizzeria", state_keys=state_keys or KeyRing.generate())',
+        'McpServer("pizzeria", state_codec="plain")',
+    )
+    assert source != SOLUTION_SOURCE
+    report = _gate(_write(tmp_path, "plain.py", source), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    assert "not integrity-protected (MRTR-S4a)" in report.item(capstone.TITLES[5]).why
+
+
+def test_giving_up_on_a_missing_answer_fails_the_kits_check(tmp_path):
+    """Reading a retry without the size as "the user gave up" fails item 6: a missing answer
+    is asked again (MRTR-E4), it does not end the call."""
+    source = SOLUTION_SOURCE.replace(
+        "    if answer.needs_asking:\n        return answer.ask()\n",
+        "    if answer.needs_asking:\n"
+        "        return answer.ask() if not ctx.is_retry else 'No pizza ordered.'\n",
+        1,
+    )
+    assert source != SOLUTION_SOURCE
+    report = _gate(_write(tmp_path, "gives_up.py", source), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    assert "must ask again (MRTR-E4)" in report.item(capstone.TITLES[5]).why
+
+
+def test_forgetting_the_first_answer_fails(tmp_path):
+    """No requestState at all: book_table asks for the people forever (MIG-2)."""
+    report = _gate(_write(tmp_path, "forgetful.py", FORGETFUL_PORT), fleet=False)
+    assert capstone.TITLES[3] in report.failed
+    assert "never finished" in report.item(capstone.TITLES[3]).why
+
+
+def test_a_broken_file_is_reported_not_raised(tmp_path):
+    report = _gate(_write(tmp_path, "broken.py", "def build_server():\n    return 1 / 0\n"))
+    assert "ZeroDivisionError" in report.item(capstone.TITLES[0]).why
+    assert report.failed == capstone.TITLES
+
+
+def test_gate_takes_the_cell_that_defines_build_server(tmp_path, monkeypatch):
+    """In the notebook the gate gets ``build_server`` itself and saves its cell to a file."""
+    module = capstone.load_module(capstone.SOLUTION)
+    assert capstone.cell_source(module.build_server) == SOLUTION_SOURCE
+    report = asyncio.run(capstone.gate(module.build_server, fleet=False, official=False))
+    assert report.passed, report
+    assert report.target == "the cell that defines build_server()"
+
+
+SOLUTION_SENTENCE = (
+    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
+    "replaced by the solution. Run it once more, then run the checkpoint below."
+)
+STUB_LINE = "# %load solutions/04_pizzeria.py"
+CHECKPOINT = "await capstone.gate(build_server)"
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_diagram(notebook):
+    text = flat(notebook.cells[0].source)
+    for part in (
+        "What you will learn",
+        "What you need",
+        "**How long:** About 10 minutes to read and try, plus about 35 minutes for the "
+        "exercises. Teaching it: about 15 minutes",
+        "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
+        "(https://modelcontextprotocol.io/seps/2322-MRTR)",
+        "[docs/spec-map.md](../docs/spec-map.md); IDs tagged (KIT) are this kit's own",
+        "```mermaid",
+        "sequenceDiagram",
+    ):
+        assert part in text, part
+
+
+def test_notebook_closes_with_key_points_practice_and_the_cheatsheet(notebook):
+    last = notebook.cells[-1].source
+    parts = ["## Key points", "## In practice", "[docs/cheatsheet.md](../docs/cheatsheet.md)"]
+    assert [last.index(part) for part in parts] == sorted(last.index(part) for part in parts)
+
+
+def test_the_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
+    """The stub holds the unported scaffold under its ``# %load`` line; the hint ends with the
+    solution sentence; the checkpoint (the gate) is alone in the next cell."""
+    cells = notebook.cells
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(STUB_LINE)]
+    heading, stub, hint, checkpoint = cells[i - 1], cells[i], cells[i + 1], cells[i + 2]
+    assert re.match(r"### Exercise 1 · [^\n]+ \(\d+ min\)\n", heading.source)
+    assert "exercise-stub" in stub.metadata.get("tags", [])
+    assert stub.source.partition("\n")[2].strip() == capstone.SCAFFOLD.read_text().strip()
+    assert hint.source.startswith("<details><summary>Hint</summary>")
+    assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
+    assert checkpoint.cell_type == "code" and checkpoint.source == CHECKPOINT
+
+
+def test_notebook_is_stored_with_the_scaffold_failing_the_gate(notebook):
+    """The stored run: the unported server, every item ✘ (item 1 says why)."""
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+    [gate] = [c for c in code if c.source == CHECKPOINT]
+    text = gate.outputs[0]["data"]["text/plain"]
+    assert "✘ 1. a 2026-07-28 server: build_server() returns a LegacyServer" in text
+    assert text.endswith("✘ Not yet: 8 of 8 items checked fail.")
+
+
+@pytest.mark.slow
+def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, monkeypatch):
+    """Do what the solution sentence says, in a real kernel: the exercise cell as ``%load``
+    leaves it, then the gate, which starts the fleet from the cell's source."""
+    from nbclient import NotebookClient
+
+    for name in ("JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    run = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    [stub] = [c for c in run.cells if c.source.startswith(STUB_LINE)]
+    stub.source = f"{STUB_LINE}\n{capstone.SOLUTION.read_text()}"
+    NotebookClient(
+        run,
+        timeout=240,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    ).execute()
+    [gate] = [c for c in run.cells if c.source == CHECKPOINT]
+    text = gate.outputs[0]["data"]["text/plain"]
+    assert "✔ 7. the fleet: round 2 on another instance" in text, text
+    assert "✔ Passed: all" in text, text
+
+
+@pytest.mark.slow
+def test_served_file_answers_like_in_process(tmp_path):
+    """``python -m mrtr_kit.course.lessons.capstone PATH`` serves the file (as the fleet does)."""
+    from mrtr_kit.client import McpClient
+    from mrtr_kit.course.fleet import start_processes
+
+    fleet = start_processes({"one": capstone.serve_command(capstone.SOLUTION, "one")})
+    try:
+
+        async def run() -> str:
+            user = capstone.scripted_user(size="small")
+            transport = RoundRobin(fleet.urls).transport()
+            async with McpClient(FRONT_URL, elicitation=user, transport=transport) as client:
+                return capstone._text(await client.call_tool("order_pizza", capstone.PIZZA))
+
+        assert asyncio.run(run()) == capstone.pizza_text("small")
+    finally:
+        fleet.stop()
+
+
+@pytest.mark.slow
+def test_official_suite_part_passes_the_solution():
+    """Item 8 runs the official suite's any-server scenarios (tools-list,
+    input-required-result-unsupported-methods) on a served solution. Skipped without the suite
+    in .conformance/; under CI, which installs it before the tests, a missing suite fails."""
+    if capstone.suite_cli() is None:
+        message = f"the official suite is not installed ({capstone.SUITE_INSTALL})"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must install it")
+        pytest.skip(message)
+    report = asyncio.run(capstone.gate(capstone.SOLUTION, fleet=False))
+    assert report.item(capstone.TITLES[7]).status == "pass", report
+    assert "no FAILURE, no WARNING" in report.item(capstone.TITLES[7]).why
+
+
+def test_official_suite_part_is_skipped_saying_so_without_the_suite(tmp_path):
+    """No suite installed: item 8 is skipped (–), never passed or failed, and says how to
+    install it."""
+    report = asyncio.run(capstone.gate(capstone.SOLUTION, fleet=False, suite_dir=tmp_path))
+    item = report.item(capstone.TITLES[7])
+    assert item.status == "skip" and "no suite in" in item.why and "npm install" in item.why
+    assert report.passed
+    assert repr(report).endswith("✔ Passed: all 6 items checked pass (2 skipped).")
