@@ -51,7 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
     from .server.ledger import LedgerUnavailable, open_ledger
 
-    try:  # a Redis that would forget spends on restart is refused here (ledger_redis)
+    try:  # a Redis that would forget spends on restart is refused here (server/ledger/redis.py)
         ledger = open_ledger(
             args.ledger, timeout_s=args.ledger_timeout, allow_volatile=args.allow_volatile_ledger
         )
