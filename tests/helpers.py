@@ -21,6 +21,8 @@ from mrtr_kit.server import McpServer, Reply
 
 _ids = itertools.count(1)
 
+T0 = 1_800_000_000.0  # a fixed "now" for servers given a test clock
+
 
 def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     m: dict[str, Any] = {
@@ -71,6 +73,29 @@ def discover_over_http(
 
 def run(server: McpServer, message: Any, principal: str | None = None) -> Reply:
     return asyncio.run(server.handle(message, principal=principal))
+
+
+def call(
+    server: McpServer, method: str, params: dict[str, Any] | None = None, **meta_kw: Any
+) -> Reply:
+    """Run one ``method`` request with ``params`` (and ``_meta`` from ``meta_kw``) on the core."""
+    return run(server, request(method, params, **meta_kw))
+
+
+def stateful(**kw: Any) -> tuple[McpServer, list[float]]:
+    """A server (``McpServer(**kw)``) with one tool, ``step``: a state-only round, then done.
+
+    Its clock is the returned one-item list, at ``T0`` until a test moves it."""
+    clock = [T0]
+    s = McpServer("stateful", now=lambda: clock[0], **kw)
+
+    @s.tool(description="state-only round, then done")
+    def step(ctx):
+        if ctx.state is None:
+            return ctx.input_required(state={"n": 1})
+        return "done"
+
+    return s, clock
 
 
 def result(reply: Reply) -> dict[str, Any]:

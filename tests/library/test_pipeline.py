@@ -199,6 +199,20 @@ def test_core_11_meta_helpers_still_build_valid_requests():
     assert "tools" in result(handle(build(), request("server/discover")))["capabilities"]
 
 
+def test_core_11_a_methods_params_carry_the_meta_step_5_validated_not_a_second_copy():
+    """CORE-11 is checked once, in step 5 (``check_request_meta``); the method's params model then
+    takes that very ``RequestMeta`` (KIT: validating ``_meta`` a second time costs a pydantic
+    pass per request and could only agree)."""
+    from mrtr_kit.protocol.models import CallToolRequestParams, JSONRPCRequest
+    from mrtr_kit.server.core import _parse, check_request_meta
+
+    params = request("tools/call", {"name": "echo", "arguments": {}})["params"]
+    checked = check_request_meta(JSONRPCRequest(id=1, method="tools/call", params=params))
+    parsed = _parse(CallToolRequestParams, params, checked)
+    assert parsed.meta is checked
+    assert parsed.name == "echo" and params["_meta"] is not checked  # the caller's dict untouched
+
+
 def test_http_14_a_tool_name_that_is_no_string_is_invalid_params_over_http_too():
     """HTTP-14 / CORE-1: a tools/call whose ``name`` is not a string reaches the method's own
     check (-32602, HTTP 200, KIT-HTTP-B), never an internal error, with headers or without."""

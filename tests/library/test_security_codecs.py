@@ -12,6 +12,7 @@ import json
 import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from helpers import T0, call, error, result, stateful
 
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.codecs import (
@@ -40,6 +41,8 @@ from mrtr_kit.server.state import StateBinding, StateChecks, StateIssuer, reques
 SECRET_1 = bytes(range(32))
 SECRET_2 = bytes(range(100, 132))
 CLAIMS = {"aud": "s", "sub": "alice", "data": {"amount": 12450, "note": "internal"}}
+KEY = b"s" * 32
+INVALID_STATE = {"reason": "invalid_request_state"}
 
 
 def ring(*kids: str) -> KeyRing:
@@ -280,6 +283,18 @@ def test_a_codec_object_and_separate_keys_are_refused():
         McpServer("s", state_codec=HmacStateCodec(SECRET_1), state_key=SECRET_2)
 
 
+def test_kit_a_codec_object_and_a_key_ring_are_refused_together():
+    """KIT: a codec object holds its own keys; passing ``state_keys`` as well is refused
+    rather than silently ignored.
+
+    Kills: ``state_keys is not None`` dropped from that check.
+    """
+    from mrtr_kit.server.keyring import KeyRing
+
+    with pytest.raises(ValueError, match="holds its own keys"):
+        McpServer("s", state_codec=HmacStateCodec(KEY), state_keys=KeyRing.single(KEY))
+
+
 # --- claims --------------------------------------------------------------------------------------
 
 
@@ -352,3 +367,19 @@ def test_integrity_only_checks_switch_every_binding_off():
     assert states.verify(token, StateBinding("mallory", "d2"))["sub"] == "alice"
     with pytest.raises(InvalidState, match="bad tag"):
         states.verify(token[:-2] + ("AA" if token[-2:] != "AA" else "BA"), StateBinding(None, "d"))
+
+
+# --- claims as a server checks them, through McpServer.handle ---------------------------------
+
+
+def test_sec_4_a_servers_state_ttl_setting_is_honoured():
+    """SEC-4: the state lifetime is configurable; ``state_ttl_s=60`` means a state is refused
+    after 60 s (plus the 30 s clock tolerance), not after the 15-minute default.
+
+    Kills: ``ttl_s`` dropped or renamed where McpServer passes ``state_ttl_s`` on.
+    """
+    s, clock = stateful(state_key=KEY, state_ttl_s=60)
+    state = result(call(s, "tools/call", {"name": "step"}))["requestState"]
+    clock[0] = T0 + 91
+    err = error(call(s, "tools/call", {"name": "step", "requestState": state}))
+    assert err["data"] == INVALID_STATE

@@ -6,9 +6,10 @@ Each test names the requirement it checks; each would fail if the core broke tha
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
-from helpers import error, meta, request, result, run, with_bad_tag
+from helpers import call, error, meta, request, result, run, stateful, with_bad_tag
 
 from mrtr_kit.protocol.constants import (
     ELICITATION_CREATE,
@@ -17,7 +18,13 @@ from mrtr_kit.protocol.constants import (
     ROOTS_LIST,
     SAMPLING_CREATE_MESSAGE,
 )
-from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+from mrtr_kit.protocol.models import (
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    InputRequiredResult,
+)
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
 from mrtr_kit.server.http import http_status
@@ -261,6 +268,28 @@ def test_mrtr_s2_s2a_s2b_input_requests_are_keyed_bare_requests(server):
     }
 
 
+@pytest.mark.parametrize("bad", ["state-not-a-dict", "key-not-a-string"])
+def test_mrtr_s2a_input_required_of_the_wrong_shape_is_a_handler_bug(bad):
+    """MRTR-S2a (and the kit's state contract): a state that is not a dict, or an
+    ``inputRequests`` key that is not a string, is the handler's bug: -32603 at once, never
+    an input_required result that breaks on the client's retry.
+
+    Kills: either HandlerBug raise removed.
+    """
+    from mrtr_kit.server.context import elicit_form
+
+    s = McpServer("bugs", state_key=KEY)
+    form = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+    @s.tool(description="asks wrongly")
+    def ask(ctx):
+        if bad == "state-not-a-dict":
+            return ctx.input_required(state=["n", 1])  # type: ignore[arg-type]
+        return ctx.input_required({1: elicit_form("Sure?", form)})  # type: ignore[dict-item]
+
+    assert error(call(s, "tools/call", {"name": "ask"}))["code"] == -32603
+
+
 def test_mrtr_s3_request_state_is_an_opaque_string_that_carries_answers(server):
     """MRTR-S3: requestState is a server-only string; the second round's state carries the
     first round's answer forward and differs from the first."""
@@ -475,6 +504,39 @@ def test_mrtr_s7_capabilities_come_from_each_round_not_the_first(server):
     assert http_status(reply) == 400 and error(reply)["code"] == -32021
 
 
+def sampling_server(params: dict[str, Any]) -> McpServer:
+    s = McpServer("sampler", state_key=KEY)
+    base = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
+
+    @s.tool(description="asks for a completion")
+    def ask(ctx):
+        p = CreateMessageRequestParams.model_validate({**base, "maxTokens": 5, **params})
+        return ctx.input_required({"s": CreateMessageRequest(params=p)})
+
+    return s
+
+
+def test_samp_3_mrtr_s7_tool_choice_alone_needs_sampling_tools():
+    """SAMP-3 / MRTR-S7: a sampling request with ``toolChoice`` (even without ``tools``)
+    needs ``sampling.tools``; with plain ``sampling`` declared it is -32021.
+
+    Kills: ``p.tool_choice is not None`` dropped from what counts as using tools.
+    """
+    s = sampling_server({"toolChoice": {"mode": "auto"}})
+    err = error(call(s, "tools/call", {"name": "ask"}, capabilities={"sampling": {}}))
+    assert err["code"] == -32021
+
+
+def test_samp_3_include_context_none_needs_no_context_capability():
+    """SAMP-3: ``includeContext: "none"`` asks for no context, so plain ``sampling`` is enough.
+
+    Kills: "none" emptied in the list of values that need ``sampling.context``.
+    """
+    s = sampling_server({"includeContext": "none"})
+    res = result(call(s, "tools/call", {"name": "ask"}, capabilities={"sampling": {}}))
+    assert res["resultType"] == RESULT_INPUT_REQUIRED
+
+
 # --- MRTR-S8 -------------------------------------------------------------------------------------
 
 
@@ -533,6 +595,17 @@ def test_mrtr_e1_responses_must_parse_as_the_requested_kind(server, bad):
     )
     err = error(run(server, msg))
     assert err["code"] == -32602 and "user_name" in err["message"]
+
+
+def test_mrtr_c2_mrtr_e1_a_null_request_state_is_invalid_params():
+    """MRTR-C2 / MRTR-E1: a client omits ``requestState`` when it has none; ``null`` is a
+    malformed value (-32602), not "no state".
+
+    Kills: "requestState" emptied in the null check of ``_call``.
+    """
+    s, _ = stateful(state_key=KEY)
+    err = error(call(s, "tools/call", {"name": "step", "requestState": None}))
+    assert err["code"] == -32602
 
 
 def test_mrtr_e2_protocol_problems_get_fitting_codes(server):

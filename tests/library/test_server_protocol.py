@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import error, meta, request, result, run
+from helpers import call, error, meta, request, result, run
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -13,12 +13,14 @@ from mrtr_kit.protocol.constants import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    PROTOCOL_VERSION,
     REMOVED_METHODS,
 )
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import http_status
 
+KEY = b"c" * 32
 FORM_CAPS = {"elicitation": {"form": {}}}
 
 
@@ -72,6 +74,22 @@ def test_core_11_missing_meta_keys_are_400_invalid_params(server):
         assert reply.body["id"] == 5
 
 
+def test_core_11_a_bad_meta_value_inside_a_list_is_invalid_params_naming_where():
+    """CORE-11: a malformed ``_meta`` (here an icon of ``clientInfo`` that is not an object)
+    is -32602 with HTTP status 400, and the message says where: ``icons.0``.
+
+    Kills: ``str(p)`` dropped when the location is joined (a list index would crash the
+    message into -32603), or the location joined without dots.
+    """
+    s = McpServer("meta", state_key=KEY)
+    message = request("tools/list")
+    info = {"name": "n", "version": "1", "icons": [1]}
+    message["params"]["_meta"][META_CLIENT_INFO] = info
+    reply = run(s, message)
+    assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
+    assert "clientInfo.icons.0" in reply.body["error"]["message"]
+
+
 def test_core_7_missing_params_is_missing_meta(server):
     """CORE-7: every request has params because _meta is required."""
     reply = run(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
@@ -107,6 +125,35 @@ def test_core_1_2_malformed_envelopes_are_invalid_request(server, message):
     """CORE-1 / CORE-2: not a JSON-RPC 2.0 request (batches, null or float ids) -> -32600."""
     reply = run(server, message)
     assert http_status(reply) == 400 and error(reply)["code"] == -32600
+
+
+def test_core_2_core_4_a_string_id_is_answered_and_echoed_in_results_and_errors():
+    """CORE-2 / CORE-4: an id may be a string; the result and an error both echo it.
+
+    Kills: the lone-surrogate test dropped (every string id refused); string ids no longer
+    counted as readable when an error is built.
+    """
+    s = McpServer("ids", state_key=KEY)
+    s.tool(description="t")(lambda ctx: "ok")
+    ok = request("tools/list")
+    ok["id"] = "req-1"
+    assert run(s, ok).body["id"] == "req-1"
+    bad = request("tools/call", {"name": "missing"})
+    bad["id"] = "req-2"
+    body = run(s, bad).body
+    assert body["id"] == "req-2" and body["error"]["code"] == -32602
+
+
+def test_core_2_an_id_of_true_is_invalid_and_not_echoed():
+    """CORE-2: a boolean is not a valid id; the -32600 error cannot echo it, so it has none.
+
+    Kills: ``not isinstance(request_id, bool)`` dropped where the error decides to echo the id.
+    """
+    s = McpServer("ids", state_key=KEY)
+    message = request("tools/list")
+    message["id"] = True
+    body = run(s, message).body
+    assert body["error"]["code"] == -32600 and "id" not in body
 
 
 def test_core_6_clients_do_not_send_responses(server):
@@ -163,6 +210,18 @@ def test_ver_5_removed_initialize_names_supported_versions(server):
     assert err["data"]["supported"] == ["2026-07-28"]
 
 
+def test_ver_5_a_removed_method_names_the_versions_this_server_speaks():
+    """VER-5: a legacy ``initialize`` learns where it was removed and what is supported.
+
+    Kills: ``removedIn`` dropped or renamed in the method-not-found data.
+    """
+    s = McpServer("modern", state_key=KEY)
+    err = error(call(s, "initialize", {"protocolVersion": "2025-11-25"}))
+    assert err["code"] == -32601
+    assert err["data"]["removedIn"] == PROTOCOL_VERSION
+    assert PROTOCOL_VERSION in err["data"]["supported"]
+
+
 def test_disc_1_2_5_discover_result(server):
     """DISC-1/2/5 / CORE-16: supportedVersions, capabilities for what is served, cache hints,
     serverInfo in result _meta and no top-level serverInfo."""
@@ -180,6 +239,29 @@ def test_disc_5_undeclared_features_are_method_not_found():
     assert result(run(bare, request("server/discover")))["capabilities"] == {}
     for method in ("tools/list", "prompts/list", "resources/list", "tools/call"):
         assert http_status(run(bare, request(method))) == 404
+
+
+def test_disc_5_a_server_with_only_a_resource_template_declares_resources():
+    """DISC-5: a server offering resources declares ``resources``, templates alone included.
+
+    Kills: ``self._templates`` dropped from the capability check.
+    """
+    s = McpServer("templates-only", state_key=KEY)
+    s.resource_template("notes://{id}", name="note")(lambda ctx: "n")
+    assert result(call(s, "server/discover"))["capabilities"] == {"resources": {}}
+
+
+def test_disc_5_methods_of_undeclared_capabilities_are_method_not_found():
+    """DISC-5: with no resources or completions declared, resources/templates/list and
+    completion/complete are unknown methods (-32601), not empty answers.
+
+    Kills: the ``"resources" in caps`` / ``"completions" in caps`` guards dropped.
+    """
+    s = McpServer("tools-only", state_key=KEY)
+    s.tool(description="t")(lambda ctx: "ok")
+    assert error(call(s, "resources/templates/list"))["code"] == -32601
+    params = {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}
+    assert error(call(s, "completion/complete", params))["code"] == -32601
 
 
 def test_rt_1_core_16_every_result_has_result_type_and_server_info(server):
@@ -201,6 +283,23 @@ def test_rt_1_core_16_every_result_has_result_type_and_server_info(server):
         assert res["_meta"][META_SERVER_INFO]["name"] == "proto-server"
 
 
+def test_core_16_each_result_carries_its_own_server_info():
+    """CORE-16: every result names the server in ``_meta``, complete and input_required alike.
+    A caller of ``McpServer.handle`` gets plain dicts it may change; changing one reply's
+    serverInfo must not change what the server says in the next one.
+
+    Kills: the serverInfo dict shared between replies (in ``_stamp`` or ``_finish``).
+    """
+    s = McpServer("own-info", state_key=KEY)
+    s.tool("asks", description="asks")(lambda ctx: ctx.input_required(state={"n": 1}))
+    s.tool("done", description="done")(lambda ctx: "ok")
+    for name in ("asks", "done", "asks", "done"):
+        reply = result(call(s, "tools/call", {"name": name}))
+        info = reply["_meta"][META_SERVER_INFO]
+        assert info["name"] == "own-info", (name, info)
+        info["name"] = "changed by the caller"
+
+
 def test_cache_1_cacheable_results_carry_hints(server):
     """CACHE-1: lists, discover and resources/read carry ttlMs >= 0 and cacheScope."""
     for method, params in [
@@ -215,6 +314,64 @@ def test_cache_1_cacheable_results_carry_hints(server):
         assert isinstance(res["ttlMs"], int) and res["ttlMs"] >= 0, method
         assert res["cacheScope"] in ("public", "private"), method
     assert result(run(server, request("resources/read", {"uri": "docs://a"})))["ttlMs"] == 5000
+
+
+# The default lifetimes (60 s for lists, discovery and plain resources, 0 for templated
+# resources) are the kit's choices (KIT), not spec numbers.
+
+
+def test_cache_1_discovery_and_lists_carry_their_cache_hints():
+    """CACHE-1 (KIT lifetime): server/discover and every list carry ``ttlMs`` (60,000 ms by
+    default, or the server's ``list_ttl_ms``) and ``cacheScope: "public"``; discovery shows
+    the server's instructions when it has some, and no ``instructions`` key when not.
+
+    Kills: the 60,000 default changed; ttlMs or cacheScope dropped or renamed in discovery or
+    in a list; the instructions test negated, or their assignment removed or renamed.
+    """
+    s = McpServer("cache", state_key=KEY, instructions="Ask me about trains.")
+    s.tool(description="t")(lambda ctx: "ok")
+    found = result(call(s, "server/discover"))
+    assert (found["ttlMs"], found["cacheScope"]) == (60_000, "public")
+    assert found["instructions"] == "Ask me about trains."
+    listed = result(call(s, "tools/list"))
+    assert (listed["ttlMs"], listed["cacheScope"]) == (60_000, "public")
+    quiet = McpServer("quiet", state_key=KEY, list_ttl_ms=5_000)
+    quiet.tool(description="t")(lambda ctx: "ok")
+    assert "instructions" not in result(call(quiet, "server/discover"))
+    assert result(call(quiet, "tools/list"))["ttlMs"] == 5_000
+
+
+def test_cache_1_kit_resource_defaults_text_plain_public_60_s_templates_private_0():
+    """CACHE-1 (KIT defaults): a resource registered without options is ``text/plain`` and
+    cacheable publicly for 60 s; a templated one is ``text/plain``, private, ``ttlMs: 0``.
+
+    Kills: the "text/plain" defaults emptied; 60,000 or 0 changed.
+    """
+    s = McpServer("resources", state_key=KEY)
+    s.resource("file:///motd", name="motd")(lambda ctx: "hello")
+    s.resource_template("notes://{id}", name="note")(lambda ctx: f"note {ctx.uri_params['id']}")
+    (listed,) = result(call(s, "resources/list"))["resources"]
+    assert listed["mimeType"] == "text/plain"
+    (template,) = result(call(s, "resources/templates/list"))["resourceTemplates"]
+    assert template["mimeType"] == "text/plain"
+    plain = result(call(s, "resources/read", {"uri": "file:///motd"}))
+    assert (plain["ttlMs"], plain["cacheScope"]) == (60_000, "public")
+    assert plain["contents"][0]["mimeType"] == "text/plain"
+    note = result(call(s, "resources/read", {"uri": "notes://7"}))
+    assert (note["ttlMs"], note["cacheScope"]) == (0, "private")
+    assert note["contents"][0] == {"uri": "notes://7", "text": "note 7", "mimeType": "text/plain"}
+
+
+@pytest.mark.parametrize("ttl", [1.5, True, -1])
+def test_cache_1_cache_5_a_resource_ttl_must_be_whole_milliseconds_at_least_0(ttl):
+    """CACHE-1 / CACHE-5: ``ttlMs`` is an integer >= 0; a resource registered with anything
+    else is refused at registration.
+
+    Kills: ``not isinstance(ttl_ms, int)`` dropped from the check (a float would pass).
+    """
+    s = McpServer("resources", state_key=KEY)
+    with pytest.raises(ValueError, match="whole number"):
+        s.resource("file:///a", name="a", ttl_ms=ttl)(lambda ctx: "a")
 
 
 def test_cache_2_3_input_required_and_retry_results_are_not_cacheable(server):
@@ -262,6 +419,18 @@ def test_unknown_tool_prompt_resource_are_invalid_params_200(server):
         assert http_status(reply) == 200 and error(reply)["code"] == -32602
     err = error(run(server, request("resources/read", {"uri": "docs://missing"})))
     assert err["code"] == -32602 and err["data"] == {"uri": "docs://missing"}
+
+
+def test_sep_2164_a_template_matches_whole_uris_only():
+    """SEP-2164 / ERR-2: ``notes://{id}`` matches ``notes://7``, not ``notes://7/extra``;
+    the longer URI is an unknown resource (-32602 with ``data.uri``).
+
+    Kills: the ``$`` anchor dropped from the template's pattern.
+    """
+    s = McpServer("resources", state_key=KEY)
+    s.resource_template("notes://{id}", name="note")(lambda ctx: "n")
+    err = error(call(s, "resources/read", {"uri": "notes://7/extra"}))
+    assert err["code"] == -32602 and err["data"] == {"uri": "notes://7/extra"}
 
 
 def test_core_14_no_log_notifications_without_log_level(server):
@@ -359,6 +528,17 @@ def test_mrtr_e2_values_python_can_hold_but_json_cannot_are_invalid_params(serve
     for bad in ({1: "int key"}, b"bytes", {1, 2}, object()):
         err = error(run(server, request("tools/call", {"name": "hi", "arguments": {"x": bad}})))
         assert err["code"] == -32602, bad
+
+
+def test_mrtr_e2_params_no_json_can_hold_are_invalid_params_with_status_400():
+    """MRTR-E2: a message handed to the core with a value JSON cannot hold (NaN) in its
+    params gets -32602 and HTTP status 400.
+
+    Kills: the 400 of that error changed.
+    """
+    s = McpServer("json", state_key=KEY)
+    reply = run(s, request("tools/call", {"name": "t", "arguments": {"x": float("nan")}}))
+    assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
 
 
 def test_mrtr_e2_nesting_beyond_the_limit_is_invalid_params_not_a_crash(server):
