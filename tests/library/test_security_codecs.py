@@ -1,19 +1,24 @@
 """The requestState codecs, key ring and claims, one property at a time (digest §7, SEC-*).
 
 The attacks live in ``test_security_redteam.py``; this module checks that each codec does
-what its docstring promises when nobody attacks it.
+what its docstring promises when nobody attacks it, and (last section) that a server checks
+a state's claims - lifetime, clock tolerance, shape - through ``McpServer.handle``.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
+from types import MappingProxyType
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from helpers import T0, call, error, result, stateful
+from helpers import T0, call, error, request, result, run, stateful
 
+from mrtr_kit.protocol.constants import RESULT_INPUT_REQUIRED
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.codecs import (
     MAX_TOKEN_BYTES,
@@ -41,6 +46,8 @@ from mrtr_kit.server.state import StateBinding, StateChecks, StateIssuer, reques
 SECRET_1 = bytes(range(32))
 SECRET_2 = bytes(range(100, 132))
 CLAIMS = {"aud": "s", "sub": "alice", "data": {"amount": 12450, "note": "internal"}}
+SECRET = SECRET_1
+KINDS = ["plain", "hmac", "aead"]
 KEY = b"s" * 32
 INVALID_STATE = {"reason": "invalid_request_state"}
 
@@ -141,6 +148,43 @@ def test_make_codec_refuses_unknown_kinds_and_keyless_keyed_codecs():
         make_codec("aead")
 
 
+@pytest.mark.parametrize("keys", [None, KeyRing.single(SECRET)], ids=["no-keys", "keys"])
+def test_sec_2_an_empty_codec_name_is_refused_not_read_as_aead(keys):
+    """SEC-2: the codec protecting requestState is chosen on purpose. An empty name (an unset
+    setting, ``--state-codec ""``) is refused as unknown, never quietly taken for one of the
+    kinds.
+
+    Kills: "plain" emptied in CODEC_KINDS (the empty name would then pass as a known kind).
+    """
+    with pytest.raises(ValueError, match="unknown requestState codec"):
+        make_codec("", keys)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kit_every_codec_seals_any_mapping_of_claims(kind):
+    """KIT: ``StateCodec.seal`` takes any ``Mapping``, such as a read-only view of a handler's
+    claims, for every codec alike.
+
+    Kills: the AEAD codec passing the mapping to the JSON encoder without ``dict(...)``.
+    """
+    codec = make_codec(kind, KeyRing.single(SECRET))
+    claims = MappingProxyType({"sub": "alice", "data": {"n": 1}})
+    assert codec.open(codec.seal(claims)) == dict(claims)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_sec_1_a_state_that_could_never_be_opened_is_never_sealed(kind, number):
+    """SEC-1: the opening side refuses NaN and Infinity (they are not JSON), so sealing them
+    fails at once, in the handler that put them there - not later, on the client's retry.
+
+    Kills: ``allow_nan=False`` turned into ``True`` in the claims' JSON.
+    """
+    codec = make_codec(kind, KeyRing.single(SECRET))
+    with pytest.raises(ValueError):
+        codec.seal({"data": {"amount": number}})
+
+
 # --- strict parsing ------------------------------------------------------------------------------
 
 
@@ -189,6 +233,47 @@ def test_size_cap_is_checked_before_anything_is_decoded():
         codec.open(big)
     with pytest.raises(InvalidState):
         codec.open(None)  # type: ignore[arg-type]
+
+
+# The 16 KiB size cap is the kit's choice (KIT), not a spec number.
+CAP = 16 * 1024  # KIT: the documented size cap, written out so the test does not follow it
+
+
+def hmac_token_of_length(length: int) -> tuple[object, str]:
+    """A genuine hmac token exactly ``length`` characters long (payload and key id sizes are
+    tuned until it is; base64url cannot hit every length with the payload alone)."""
+    for kid_length in range(1, 5):
+        codec = make_codec("hmac", KeyRing([StateKey("k" * kid_length, SECRET)]))
+        for n in range(length * 3 // 4 - 120, length * 3 // 4):
+            token = codec.seal({"data": "x" * n})
+            if len(token) == length:
+                return codec, token
+    raise AssertionError(f"no token of length {length}")
+
+
+def test_sec_1_kit_a_16_kib_state_opens_and_one_character_more_is_refused():
+    """SEC-1: a state is hostile input, so its size is capped before anything is decoded; the
+    cap is 16 KiB (KIT), and a handler may use all of it.
+
+    Kills: MAX_TOKEN_BYTES = 17 * 1024 and 16 * 1025; ``len(token) > cap`` turned into ``>=``.
+    """
+    codec, token = hmac_token_of_length(CAP)
+    assert codec.open(token)["data"].startswith("x")
+    codec, token = hmac_token_of_length(CAP + 1)
+    with pytest.raises(InvalidState, match="oversized"):
+        codec.open(token)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sec_1_kit_non_ascii_state_costs_its_utf8_size_under_the_cap(kind):
+    """SEC-1 (KIT cap): claims are UTF-8 JSON, so 5,000 accented letters (10 kB) fit in a
+    state and come back intact; escaped as ``\\u00e9`` they would not fit.
+
+    Kills: ``ensure_ascii=False`` turned into ``True`` in the claims' JSON.
+    """
+    codec = make_codec(kind, KeyRing.single(SECRET))
+    text = "é" * 5000
+    assert codec.open(codec.seal({"data": text})) == {"data": text}
 
 
 # --- the key ring --------------------------------------------------------------------------------
@@ -300,7 +385,7 @@ def test_kit_a_codec_object_and_a_key_ring_are_refused_together():
 
 class Clock:
     def __init__(self) -> None:
-        self.t = 1_800_000_000.0
+        self.t = T0  # 1_800_000_000.0
 
     def __call__(self) -> float:
         return self.t
@@ -370,6 +455,57 @@ def test_integrity_only_checks_switch_every_binding_off():
 
 
 # --- claims as a server checks them, through McpServer.handle ---------------------------------
+# The 15-minute lifetime and the 30-second clock tolerance are the kit's documented defaults
+# (SEC-4 is a SHOULD without a number; the numbers are KIT), not spec values.
+
+
+def server(clock: Clock, **kw: Any) -> McpServer:
+    s = McpServer("state-tests", state_key=None if "state_codec" in kw else KEY, now=clock, **kw)
+
+    @s.tool(description="Two rounds: a state-only 'call me again', then done.")
+    def two_rounds(ctx):
+        if ctx.state is None:
+            return ctx.input_required(state={"step": 1})
+        return f"done at step {ctx.state['step']}"
+
+    return s
+
+
+def first_round(s: McpServer) -> str:
+    res = result(run(s, request("tools/call", {"name": "two_rounds", "arguments": {}})))
+    assert res["resultType"] == RESULT_INPUT_REQUIRED
+    return res["requestState"]
+
+
+def retry(s: McpServer, state: str) -> dict[str, Any]:
+    params = {"name": "two_rounds", "arguments": {}, "requestState": state}
+    reply = run(s, request("tools/call", params))
+    assert reply.body is not None
+    return reply.body
+
+
+def accepted(body: dict[str, Any]) -> bool:
+    if "result" in body:
+        assert body["result"]["content"][0]["text"] == "done at step 1"
+        return True
+    assert body["error"]["code"] == -32602 and body["error"]["data"] == INVALID_STATE, body
+    return False
+
+
+def test_sec_4_mrtr_s5b_a_state_lives_15_minutes_plus_30_s_of_clock_skew():
+    """SEC-4 / MRTR-S5b (KIT numbers): by default a state is good for 15 minutes, and another
+    instance whose clock is up to 30 s off still accepts it.
+
+    Kills: DEFAULT_TTL_S = 16 * 60 and 15 * 61; CLOCK_SKEW_S = 31.
+    """
+    clock = Clock()
+    s = server(clock)
+    state = first_round(s)
+    clock.t = T0 + 15 * 60 + 30
+    assert accepted(retry(s, state))
+    state = first_round(server(Clock()))  # minted at T0 by an instance with the same key
+    clock.t = T0 + 15 * 60 + 31
+    assert not accepted(retry(s, state))
 
 
 def test_sec_4_a_servers_state_ttl_setting_is_honoured():
@@ -383,3 +519,89 @@ def test_sec_4_a_servers_state_ttl_setting_is_honoured():
     clock[0] = T0 + 91
     err = error(call(s, "tools/call", {"name": "step", "requestState": state}))
     assert err["data"] == INVALID_STATE
+
+
+def test_mrtr_s5b_a_state_from_a_clock_up_to_30_s_ahead_is_accepted_not_more():
+    """MRTR-S5b (KIT tolerance): the instance that minted the state may run 30 s ahead of the
+    one that checks it, no more ("issued in the future").
+
+    Kills: ``claims["iat"] > now + skew`` turned into ``>=``.
+    """
+    ahead = Clock()
+    state = first_round(server(ahead))  # minted at T0
+    behind = Clock()
+    behind.t = T0 - 30
+    assert accepted(retry(server(behind), state))
+    behind.t = T0 - 31
+    assert not accepted(retry(server(behind), state))
+
+
+def test_mrtr_s5b_with_expiry_checks_off_no_clock_check_applies():
+    """MRTR-S5b: ``StateChecks(expiry=False)`` (the attack lab's switch) turns off *both* time
+    checks, so the lesson can show what an expiry claim is for.
+
+    Kills: the ``checks.expiry and`` guard dropped from the issued-in-the-future check.
+    """
+    ahead = Clock()
+    ahead.t = T0 + 3600
+    state = first_round(server(ahead))
+    checker = server(Clock(), state_checks=StateChecks(expiry=False))
+    assert accepted(retry(checker, state))
+
+
+# A plain (unsigned) codec lets the client write any claims: the server must still refuse
+# claims of the wrong shape with the one requestState error, even with every binding check
+# switched off (the structure is always checked), and never fail with -32603.
+MALFORMED = {
+    "aud not a string": ("aud", 1),
+    "sub a number": ("sub", 5),
+    "iat a string": ("iat", str(int(T0))),
+    "iat a boolean": ("iat", True),
+    "exp a float": ("exp", T0 + 60.5),
+    "exp a boolean": ("exp", True),
+    "req not a string": ("req", 7),
+    "jti not a string": ("jti", 1234567890123456),
+    "jti too short": ("jti", "abc"),
+    "jti with a dot": ("jti", "abcdefgh.ijklmno"),
+    "asked a string": ("asked", "confirm"),
+    "asked holding a number": ("asked", [1]),
+    "data a list": ("data", ["step", 1]),
+    "sub missing": ("sub", KeyError),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_sec_1_mrtr_s4_malformed_claims_are_refused_even_when_nothing_is_bound(case):
+    """SEC-1 / MRTR-S4: plaintext state is validated like any client data. With the unsafe
+    plain codec and every binding check off, a state whose claims have the wrong shape still
+    gets the fixed invalid-state error (-32602), never a handler run or an internal error.
+
+    Kills: each condition of the claims' structure check dropped (aud, sub, iat, exp, req,
+    jti, its pattern, asked and its items, data), ``_is_int`` letting booleans or non-ints
+    through, and the jti pattern compiled from an empty string.
+    """
+    clock = Clock()
+    s = server(clock, state_codec=PlainStateCodec(), state_checks=StateChecks.integrity_only())
+    claims = PlainStateCodec().open(first_round(s))  # a client can read plain claims
+    assert accepted(retry(s, PlainStateCodec().seal(claims)))  # re-sealed as is: still fine
+    name, value = MALFORMED[case]
+    if value is KeyError:
+        del claims[name]
+    else:
+        claims[name] = value
+    assert not accepted(retry(s, PlainStateCodec().seal(claims)))
+
+
+def test_sec_2_every_state_rejection_carries_the_same_data_even_if_a_reply_was_changed():
+    """SEC-2 (KIT): every rejected state gets the same error, so a forger learns nothing.
+    A caller that edits one reply (an adapter adding a field to ``error.data``) must not
+    change the next one.
+
+    Kills: ``invalid_state_error`` handing out its shared data dict instead of a copy.
+    """
+    s = server(Clock())
+    first = error(run(s, request("tools/call", {"name": "two_rounds", "requestState": "x"})))
+    assert first["data"] == INVALID_STATE
+    first["data"]["hint"] = "added by a caller"
+    second = error(run(s, request("tools/call", {"name": "two_rounds", "requestState": "y"})))
+    assert second["data"] == INVALID_STATE
