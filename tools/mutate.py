@@ -10,11 +10,13 @@
 A *mutant* is the code with one small deliberate bug. Each is run against the tests that
 execute its line; a test that fails *kills* it. A mutant no test kills is a *survivor*: a bug
 the suite would let through. Each survivor is either killed by a new test or listed, with a
-one-line reason, in ``tools/mutation-survivors.toml``. The run fails when a survivor appears
-that the file does not list (or lists with a reason starting ``TODO``). A listed survivor
-cannot fail the run, so CI does not spend minutes re-running it: it is shown as kept, with its
-reason. ``--recheck`` runs it anyway and reports entries that no longer survive (``--update``
-then drops them and adds new survivors as ``TODO``).
+one-line reason, in ``tools/mutation-survivors.toml``. A killing test cites the rule it pins and
+lives with that rule's other tests (``tests/library/test_<area>.py``), not in a file of its own
+for mutation kills. The run fails when a survivor appears that the file does not list (or lists
+with a reason starting ``TODO``). A listed survivor cannot fail the run, so CI does not spend
+minutes re-running it: it is shown as kept, with its reason. ``--recheck`` runs it anyway and
+reports entries that no longer survive (``--update`` then drops them and adds new survivors as
+``TODO``).
 
 Files
     ``mrtr_kit/server/core.py``, ``server/state.py``, ``server/codecs.py`` and
