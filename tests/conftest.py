@@ -34,6 +34,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
 # Let test modules import the shared helpers module next to them.
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Lesson 02's attacks are a plain module beside its notebook (notebooks/lesson02_attacks.py),
+# imported by the notebook as the kernel's working directory is notebooks/. Tests import it
+# from the lessons they check (lesson_files.LESSONS: the committed copy under
+# `kit.py test`), never from the course package, which must not import notebooks/.
+from lesson_files import LESSONS  # noqa: E402  (found through the line above)
+
+sys.path.insert(0, str(LESSONS))
+
 INSTALL_HINT = "sudo apt-get install -y {package}"
 
 

@@ -7,6 +7,7 @@ The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import binascii
@@ -19,6 +20,7 @@ import runpy
 from hmac import compare_digest
 from pathlib import Path
 
+import lesson02_attacks as attacks
 import nbformat
 import pytest
 from lesson_files import LESSONS, run_cell
@@ -396,12 +398,12 @@ def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
         approval = await lab.approval("alice", "A-1001")
         if codec == "aead":
             with pytest.raises(ValueError, match="encrypted"):
-                security.tamper(approval, approved_cents=1)
+                attacks.tamper(approval, approved_cents=1)
             fields = approval.split(".")  # edit the ciphertext blind instead
             fields[3] = fields[3][:-2] + ("AA" if fields[3][-2:] != "AA" else "BA")
             forged = ".".join(fields)
         else:
-            forged = security.tamper(approval, approved_cents=99_999_00)
+            forged = attacks.tamper(approval, approved_cents=99_999_00)
         answer = await lab.redeem("alice", "A-1001", forged)
         paid = await lab.desk.paid_cents()
         await lab.aclose()
@@ -521,8 +523,8 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
     for part in (
         "What you will learn",
         "What you need",
-        "**How long**: About 48 minutes to read and try, plus about 50 minutes for the "
-        "exercises. **Teaching it**: about 60 minutes",
+        "**How long**: About 52 minutes to read and try, plus about 50 minutes for the "
+        "exercises. **Teaching it**: about 65 minutes",
         f"({MRTR_PAGE})",
         f"({SEP_2322})",
         flat(SPEC_MAP_LINE),
@@ -705,7 +707,7 @@ def test_the_lesson_compares_single_use_and_idempotent_on_a_lost_response(notebo
 
 def test_mrtr_s4b_is_taught_where_plain_state_is_forged(notebook):
     cells = notebook.cells
-    forge = next(i for i, c in enumerate(cells) if "security.tamper(approval" in c.source)
+    forge = next(i for i, c in enumerate(cells) if "tamper(approval" in c.source)
     after = flat(cells[forge + 1].source)
     assert "MRTR-S4b" in after and "nothing worse than the request failing" in after
 
@@ -859,7 +861,7 @@ def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
 def test_scoreboard_cells_are_real_outcomes():
     """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-d): break a protection and
     its cells change. Here the HMAC server without claim checks pays every replay."""
-    board = asyncio.run(security.scoreboard())
+    board = asyncio.run(attacks.scoreboard())
     rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
     assert rows["edit the amount (section 2)"] == {
         "plain": "✘ paid $99,999.00",
@@ -887,8 +889,8 @@ def test_scoreboard_cells_are_real_outcomes():
 def test_scoreboard_follows_the_servers_it_is_given():
     """Not a fixed table: a server that binds no claims shows the replays working."""
     servers = {"weak aead": {"codec": "aead", "checks": StateChecks.integrity_only()}}
-    attacks = {k: security.ATTACKS[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
-    board = asyncio.run(security.scoreboard(servers, attacks))
+    chosen = {k: attacks.ATTACKS[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
+    board = asyncio.run(attacks.scoreboard(servers, chosen))
     assert board.rows == [
         ["two hours later (5c)", "✘ paid $124.50"],
         ["send a 16 KiB state", "✔ rejected (missing or oversized token)"],
@@ -927,8 +929,8 @@ def stored(cell, mime):
 def test_notebook_stores_the_scoreboard_and_timeline_as_html_and_text_from_a_fresh_run(notebook):
     """GitHub shows text/html; the stored tables are what a fresh run gives (nothing random in
     them, nothing typed in)."""
-    [board] = [c for c in notebook.cells if c.source == "await security.scoreboard()"]
-    fresh = asyncio.run(security.scoreboard())
+    [board] = [c for c in notebook.cells if c.source == "await scoreboard()"]
+    fresh = asyncio.run(attacks.scoreboard())
     assert stored(board, "text/plain") == repr(fresh)
     assert stored(board, "text/html") == fresh._repr_html_()
     [timeline] = [c for c in notebook.cells if "security.rotation_timeline(" in c.source]
@@ -942,3 +944,75 @@ def test_notebook_has_the_quiz_before_the_key_points(notebook):
     [i] = [k for k, c in enumerate(cells) if c.source == 'show_quiz("02")']
     assert cells[-1].source.startswith("## Key points") and i == len(cells) - 2
     assert "Self-check" in stored(cells[i], "text/html")
+
+
+# --- the attacks are code the learner opens, and the cells show them on the wire -----------------
+
+
+def test_the_attacks_sit_beside_the_notebook_and_the_course_never_imports_them(notebook):
+    """Issue "Library and course", item 2: the lesson's attack code is a file the learner opens
+    from JupyterLab's file browser (notebooks/), and the arrow goes notebook -> course ->
+    library: nothing in mrtr_kit imports it."""
+    assert Path(attacks.__file__).resolve() == (LESSONS / "lesson02_attacks.py").resolve()
+    for path in (ROOT / "mrtr_kit").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = [
+            name
+            for node in ast.walk(tree)
+            for name in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+        ]
+        assert not [n for n in imported if n.split(".")[0] == "lesson02_attacks"], path
+    setup = flat(notebook.cells[1].source)
+    assert "`lesson02_attacks.py`, beside this notebook" in setup
+    assert "from lesson02_attacks import" in notebook.cells[2].source
+
+
+def test_as_json_is_the_message_itself():
+    async def one() -> attacks.Attempt:
+        lab = security.RefundLab.build("hmac")
+        attempt = await attacks.redeem(lab, attacks.cut_tag(await lab.approval("alice", "A-1001")))
+        await lab.aclose()
+        return attempt
+
+    attempt = asyncio.run(one())
+    assert json.loads(attacks.as_json(attempt.request)) == attempt.request
+    assert json.loads(attacks.as_json(attempt.answer.response)) == attempt.answer.response
+    assert attempt.request["params"]["requestState"].endswith(".")  # what was sent: no tag
+    assert attempt.outcome == (True, "rejected (bad tag)")
+
+
+@pytest.mark.parametrize(
+    ("first_line", "requests", "refused_by"),
+    [
+        ('lab = security.RefundLab.build("hmac")', 1, ["HmacStateCodec.open"]),
+        ("for token in (cut_tag(forged)", 2, ["split_token"]),
+        ('    stolen = await server.approval("alice", "A-1001")', 1, ["StateIssuer.verify"]),
+        ('    old = await server.approval("alice", "A-1001")', 1, ["StateIssuer.verify"]),
+        ('lab = security.RefundLab.build("hmac", ledger="sqlite")', 1, ["McpServer._call"]),
+    ],
+)
+def test_the_main_attacks_print_their_request_answer_and_refusing_check(
+    notebook, first_line, requests, refused_by
+):
+    """Edit, cut tag, downgrade, another user, expired, twice: the cell prints the tools/call
+    the attacker's client sent (built by the same ``redeem`` the attacks use), the server's
+    JSON-RPC answer, and the library lines that refused it."""
+    [cell] = [
+        c
+        for c in notebook.cells
+        if c.cell_type == "code" and first_line in c.source and ".show()" in c.source
+    ]
+    out = outputs_of(cell)
+    assert out.count('request: {"jsonrpc": "2.0", "id": ') == requests
+    assert out.count('"method": "tools/call"') == requests
+    assert out.count('"requestState": "') == requests
+    assert out.count('answer: {"jsonrpc": "2.0", "id": ') == requests
+    assert out.count('"message": "Invalid requestState"') == requests
+    for name in refused_by:
+        assert f"refused by {name}, in mrtr_kit/server/" in out

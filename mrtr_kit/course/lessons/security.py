@@ -12,10 +12,13 @@ first answer was lost, once with each of the example's two designs (single use, 
 
 ``RawCaller`` sends whatever requestState it is given. A real client echoes the state
 untouched (MRTR-C2); an attacker's client does not have to, and that is the client a server
-must defend against (MRTR-S4).
+must defend against (MRTR-S4). It builds a request (``tool_call``) apart from sending it
+(``send``), so a cell can print the very request that goes over the wire.
 
-``scoreboard`` runs every attack of the lesson against every server configuration of it and
-tabulates what really happened; ``rotation_timeline`` rolls key rings out to two instances and
+The attacks themselves are not here: they are in ``notebooks/lesson02_attacks.py``, beside the
+notebook, where a learner opens them from JupyterLab's file browser; the scoreboard is there
+too. This module is the lab they run in, and it never imports that file (the arrow goes
+notebook -> course -> library). ``rotation_timeline`` rolls key rings out to two instances and
 records, after each change, which keys seal, which open and which states are accepted.
 
 The checkpoints put the learner's code into a real server: ``check_unseal`` through
@@ -53,7 +56,6 @@ from mrtr_kit.protocol.models import ElicitRequestFormParams, ElicitResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.auth import BearerTokens
 from mrtr_kit.server.codecs import (
-    GCM_TAG_BYTES,
     MAX_TOKEN_BYTES,
     AeadStateCodec,
     HmacStateCodec,
@@ -222,6 +224,29 @@ class RawCaller:
     def for_app(cls, app: Starlette, headers: dict[str, str] | None = None) -> RawCaller:
         return cls(httpx.AsyncClient(transport=httpx.ASGITransport(app), headers=headers))
 
+    def tool_call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        request_state: str | None = None,
+        input_responses: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The JSON-RPC ``tools/call`` request ``call_tool`` sends, built but not sent: lesson
+        02 prints it before it ``send``s it, so what a cell shows is what goes over the wire."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if input_responses is not None:
+            params["inputResponses"] = input_responses
+        if request_state is not None:
+            params["requestState"] = request_state
+        return self._factory.request("tools/call", params)
+
+    async def send(self, request: dict[str, Any]) -> ServerAnswer:
+        """POST one request built by ``tool_call``; the server's JSON-RPC response."""
+        headers = {**BASE_HEADERS, **request_headers(request)}  # HTTP-11: a retry's headers
+        response = await self.http.post(self.url, json=request, headers=headers)
+        return ServerAnswer(response.json())
+
     async def call_tool(
         self,
         name: str,
@@ -230,15 +255,10 @@ class RawCaller:
         request_state: str | None = None,
         input_responses: dict[str, Any] | None = None,
     ) -> ServerAnswer:
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
-        if input_responses is not None:
-            params["inputResponses"] = input_responses
-        if request_state is not None:
-            params["requestState"] = request_state
-        request = self._factory.request("tools/call", params)
-        headers = {**BASE_HEADERS, **request_headers(request)}  # HTTP-11: a retry's headers
-        response = await self.http.post(self.url, json=request, headers=headers)
-        return ServerAnswer(response.json())
+        request = self.tool_call(
+            name, arguments, request_state=request_state, input_responses=input_responses
+        )
+        return await self.send(request)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -454,41 +474,6 @@ async def lose_the_final_response(design: str) -> LostResponse:
     return LostResponse(design, first, again, made)
 
 
-# -- reading and editing tokens, as any client can -------------------------------------------------
-
-
-def _payload_field(token: str) -> int:
-    fmt = token.split(".", 1)[0]
-    if fmt == PlainStateCodec.format:
-        return 1
-    if fmt == HmacStateCodec.format:
-        return 2
-    if fmt == AeadStateCodec.format:
-        raise ValueError("an aead1 token is encrypted: without the key there is no payload to read")
-    raise ValueError(f"{fmt!r} is not a requestState format of this kit")
-
-
-def read_payload(token: str) -> dict[str, Any]:
-    """The claims inside a plain1 or hmac1 token, read with no key: what every client sees."""
-    try:
-        return json.loads(unb64url(token.split(".")[_payload_field(token)]))
-    except InvalidState as exc:
-        raise ValueError(f"the payload is not base64url: {exc.reason}") from None
-
-
-def show_claims(token: str) -> None:
-    print(json.dumps(read_payload(token), indent=2, ensure_ascii=False))
-
-
-def tamper(token: str, **changes: Any) -> str:
-    """``token`` with fields of its ``data`` changed; everything else, the tag too, kept."""
-    fields = token.split(".")
-    claims = read_payload(token)
-    claims["data"].update(changes)
-    fields[_payload_field(token)] = b64url(canonical_json(claims))
-    return ".".join(fields)
-
-
 # -- tables the notebook shows ---------------------------------------------------------------------
 
 
@@ -525,11 +510,12 @@ class Table:
         )
 
 
-def _mark(stopped: bool, text: str) -> str:
+def mark(stopped: bool, text: str) -> str:
+    """``✔ text`` when a protection held, ``✘ text`` when it did not."""
     return f"{'✔' if stopped else '✘'} {text}"
 
 
-# -- running one attack --------------------------------------------------------------------------
+# -- one round 2, for the checkpoints --------------------------------------------------------------
 
 ORDER = "A-1001"
 _REFUNDED = re.compile(r"^Refunded (\$[\d,.]+)")
@@ -541,11 +527,15 @@ async def _redeem(
     """Round 2 with ``token``; the answer and the reason the server logged, if it rejected."""
     with server_log() as log:
         answer = await lab.redeem(user, order, token)
-    reason = log[-1].rsplit("): ", 1)[-1] if log else None
-    return answer, reason
+    return answer, logged_reason(log)
 
 
-def _outcome(answer: ServerAnswer, reason: str | None) -> tuple[bool, str]:
+def logged_reason(log: list[str]) -> str | None:
+    """Why the server rejected a state, from its last log line: ``"bad tag"``, ``"expired"``."""
+    return log[-1].rsplit("): ", 1)[-1] if log else None
+
+
+def verdict(answer: ServerAnswer, reason: str | None) -> tuple[bool, str]:
     """(stopped, what happened) for one round 2: paid, rejected (and why), or not paid."""
     paid = _REFUNDED.match(answer.text) if answer.ok else None
     if paid:
@@ -557,169 +547,24 @@ def _outcome(answer: ServerAnswer, reason: str | None) -> tuple[bool, str]:
     return True, f"not paid: {answer}"
 
 
+# The two edits exercise 2's checkpoint sends. The lesson's own token editors, written for
+# learners to read, are in notebooks/lesson02_attacks.py; the course never imports from
+# notebooks/ (the arrow goes notebook -> course -> library), so the checkpoint keeps these.
+
+
+def _tamper(token: str, **changes: Any) -> str:
+    """An hmac1 ``token`` with fields of its ``data`` changed and its tag kept."""
+    fields = token.split(".")
+    claims = json.loads(unb64url(fields[2]))
+    claims["data"].update(changes)
+    fields[2] = b64url(canonical_json(claims))
+    return ".".join(fields)
+
+
 def _field(token: str, index: int, value: str) -> str:
     fields = token.split(".")
     fields[index] = value
     return ".".join(fields)
-
-
-def _edit(token: str) -> str:
-    """What a client can do to a state to raise the amount: rewrite the claim (plain, hmac), or,
-    where the claims are encrypted (aead), change one character of the ciphertext blind."""
-    if token.startswith(AeadStateCodec.format):
-        sealed = token.split(".")[3]
-        middle = len(sealed) // 2  # a middle character: the edit stays canonical base64url
-        flipped = "A" if sealed[middle] != "A" else "B"
-        return _field(token, 3, sealed[:middle] + flipped + sealed[middle + 1 :])
-    return tamper(token, approved_cents=99_999_00)
-
-
-def _cut_tag(token: str) -> str:
-    """``token`` without its tag: hmac's tag field emptied, aead's 16 GCM tag bytes cut off;
-    plain has no tag to cut."""
-    if token.startswith(HmacStateCodec.format):
-        return _field(token, 3, "")
-    if token.startswith(AeadStateCodec.format):
-        return _field(token, 3, b64url(unb64url(token.split(".")[3])[:-GCM_TAG_BYTES]))
-    return token
-
-
-def _reseal(codec: StateCodec, token: str, **changes: Any) -> str:
-    """Open ``token`` with ``codec``, change fields of its data, seal it again with ``codec``."""
-    claims = codec.open(token)
-    claims["data"].update(changes)
-    return codec.seal(claims)
-
-
-# -- the scoreboard: every attack against every server --------------------------------------------
-
-SERVERS: dict[str, dict[str, Any]] = {
-    "plain": {"codec": "plain"},
-    "hmac, tag only": {"codec": "hmac", "checks": StateChecks.integrity_only()},
-    "hmac": {"codec": "hmac"},
-    "aead": {"codec": "aead"},
-    "aead + ledger + one per order": {"codec": "aead", "ledger": "memory", "one_per_order": True},
-}
-
-Attack = Callable[[RefundLab, dict[str, Any]], Awaitable[tuple[bool, str]]]
-
-
-async def _attack_edit(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    return _outcome(*await _redeem(lab, _edit(await lab.approval("alice", ORDER))))
-
-
-async def _attack_own_key(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    # A copy of the server, run by the attacker with a key of their own (same key id).
-    rogue = RefundLab.build(spec["codec"], keys=KeyRing.generate("k1"), clock=lab.clock)
-    try:
-        token = await rogue.approval("alice", ORDER)
-        forged = _reseal(rogue.server.states.codec, token, approved_cents=99_999_00)
-    finally:
-        await rogue.aclose()
-    return _outcome(*await _redeem(lab, forged))
-
-
-async def _attack_cut_tag(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    return _outcome(*await _redeem(lab, _cut_tag(_edit(await lab.approval("alice", ORDER)))))
-
-
-async def _attack_downgrade(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    # A plain copy of the server issues the state; the attacker edits it and sends it here.
-    plain = RefundLab.build("plain", clock=lab.clock)
-    try:
-        forged = tamper(await plain.approval("alice", ORDER), approved_cents=99_999_00)
-    finally:
-        await plain.aclose()
-    return _outcome(*await _redeem(lab, forged))
-
-
-async def _attack_oversized(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    fmt = lab.server.states.codec.format
-    return _outcome(*await _redeem(lab, f"{fmt}.k1.{'A' * MAX_TOKEN_BYTES}.AAAA"))
-
-
-async def _attack_read(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    try:
-        note = read_payload(await lab.approval("alice", ORDER))["data"]["note"]
-    except ValueError:
-        return True, "ciphertext only"
-    return False, f"read: {note!r}"
-
-
-async def _attack_other_user(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    return _outcome(*await _redeem(lab, await lab.approval("alice", ORDER), user="mallory"))
-
-
-async def _attack_other_request(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    return _outcome(*await _redeem(lab, await lab.approval("alice", ORDER), order="A-1002"))
-
-
-async def _attack_expired(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    approval = await lab.approval("alice", ORDER)
-    lab.clock.advance(2 * 60 * 60)
-    return _outcome(*await _redeem(lab, approval))
-
-
-async def _attack_other_server(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    keys = None if spec["codec"] == "plain" else lab.keys  # staging shares the production key
-    staging = RefundLab.build(**spec, keys=keys, name="refunds-staging", clock=lab.clock)
-    try:
-        approval = await staging.approval("alice", ORDER)
-    finally:
-        await staging.aclose()
-    return _outcome(*await _redeem(lab, approval))
-
-
-async def _attack_twice(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    approval = await lab.approval("alice", ORDER)
-    await _redeem(lab, approval)
-    stopped, second = _outcome(*await _redeem(lab, approval))
-    return stopped, f"paid, then {second}"
-
-
-async def _attack_second_approval(lab: RefundLab, spec: dict[str, Any]) -> tuple[bool, str]:
-    # Both approvals issued before either is paid, so both pass round 1's check (section 7a).
-    first, second_approval = [await lab.approval("alice", ORDER) for _ in range(2)]
-    await _redeem(lab, first)
-    stopped, second = _outcome(*await _redeem(lab, second_approval))
-    return stopped, f"paid, then {second}"
-
-
-ATTACKS: dict[str, Attack] = {
-    "edit the amount (section 2)": _attack_edit,
-    "edit it, seal it with your own key": _attack_own_key,
-    "edit it, cut the tag off": _attack_cut_tag,
-    "edit a plain1 state, send it here": _attack_downgrade,
-    "send a 16 KiB state": _attack_oversized,
-    "read the internal note (section 4)": _attack_read,
-    "alice's state, sent by mallory (5a)": _attack_other_user,
-    "for another order (5b)": _attack_other_request,
-    "two hours later (5c)": _attack_expired,
-    "issued by staging, same key (5d)": _attack_other_server,
-    "the same state twice (section 7)": _attack_twice,
-    "a second approval, same order (7a)": _attack_second_approval,
-}
-
-
-async def scoreboard(
-    servers: dict[str, dict[str, Any]] | None = None,
-    attacks: dict[str, Attack] | None = None,
-) -> Table:
-    """Run every attack against every server, each on a fresh server, and tabulate what
-    happened: ✔ the server stopped it, ✘ it worked. Nothing in the table is written by hand."""
-    servers = servers or SERVERS
-    attacks = attacks or ATTACKS
-    rows = []
-    for name, attack in attacks.items():
-        row = [name]
-        for spec in servers.values():
-            lab = RefundLab.build(**spec)
-            try:
-                row.append(_mark(*await attack(lab, spec)))
-            finally:
-                await lab.aclose()
-        rows.append(row)
-    return Table("Attacks (rows) against servers (columns)", ["attack", *servers], rows)
 
 
 # -- the rotation timeline ------------------------------------------------------------------------
@@ -784,7 +629,7 @@ def rotation_timeline(current: KeyRing, plan: Iterable[KeyRing]) -> Table:
             for who, token in in_flight
             for target in sorted({lab.label for lab in fleet} - set(opens_on(token)))
         ]
-        cells.append(_mark(not broken, "; ".join(dict.fromkeys(broken)) or "yes"))
+        cells.append(mark(not broken, "; ".join(dict.fromkeys(broken)) or "yes"))
         return cells
 
     rows = [row("start")]
@@ -1057,7 +902,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
                 f"answered {answer.text}. Raise InvalidState for every bad token: then the "
                 "client gets -32602 and the server never fails."
             )
-        return _outcome(answer, reason)[1], call
+        return verdict(answer, reason)[1], call
 
     def must_refuse(call: UnsealCall, what: str, outcome: str, advice: str) -> str:
         if call.accepted:
@@ -1080,7 +925,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
 
     # 2. Tampering: the payload edited, the tag kept.
     what = "a state whose amount was edited (tag kept)"
-    forged = tamper(await lab.approval("alice", ORDER), approved_cents=99_999_00)
+    forged = _tamper(await lab.approval("alice", ORDER), approved_cents=99_999_00)
     outcome, forged_call = await send(forged, what)
     report.append(
         must_refuse(
@@ -1263,7 +1108,7 @@ async def check_verify_claims(verify_claims: VerifyClaims) -> Checkpoint:
                 "right and raise InvalidState when they are not: a returned False is not a "
                 "refusal."
             )
-        outcome = _outcome(answer, got.reason if refused else None)[1]
+        outcome = verdict(answer, got.reason if refused else None)[1]
         if must_pay and refused:
             raise _NotYet(f"{what}: your checks refused it ({got}), but it must be accepted.")
         if not must_pay and not refused:
