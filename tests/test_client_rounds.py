@@ -1,4 +1,5 @@
-"""The client's sans-IO round logic (``mrtr_kit.client.rounds``) on plain dicts, no I/O.
+"""The client's sans-IO round logic (``mrtr_kit.client.call`` and its modules) on plain dicts,
+no I/O.
 
 Each test names the rule it checks and fails if the rule is broken.
 """
@@ -25,18 +26,11 @@ from mrtr_kit.client import (
     client_capabilities,
     encode_request,
 )
-from mrtr_kit.client.rounds import (
-    DEFAULT_MAX_ROUNDS,
-    Complete,
-    NeedsInput,
-    cache_key,
-    choose_version,
-    fresh_for_ms,
-    interpret_result,
-    may_cache,
-    result_of,
-    state_only_delay,
-)
+from mrtr_kit.client.cache import cache_key, fresh_for_ms, may_cache
+from mrtr_kit.client.call import DEFAULT_MAX_ROUNDS
+from mrtr_kit.client.factory import choose_version
+from mrtr_kit.client.results import Complete, NeedsInput, interpret_result, result_of
+from mrtr_kit.client.steps import state_only_delay
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,

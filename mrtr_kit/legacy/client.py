@@ -27,8 +27,7 @@ from typing import Any
 import httpx
 
 from .. import __version__
-from ..client.answers import AnswerContext, FormHandler
-from ..client.rounds import answer_to_wire
+from ..client.answers import AnswerContext, FormHandler, answer_to_wire
 from ..client.sse import SseDecoder
 from ..protocol.models import ElicitRequestFormParams
 from .http import INSTANCE_HEADER, SESSION_HEADER, VERSION_HEADER

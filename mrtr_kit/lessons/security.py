@@ -44,7 +44,7 @@ import httpx
 from starlette.applications import Starlette
 
 from ..client import McpClient, client_capabilities, request_headers
-from ..client.rounds import RequestFactory
+from ..client.factory import RequestFactory
 from ..client.session import BASE_HEADERS
 from ..examples import booking
 from ..examples.refunds import RefundDesk, register
