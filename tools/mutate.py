@@ -17,8 +17,10 @@ reason. ``--recheck`` runs it anyway and reports entries that no longer survive 
 then drops them and adds new survivors as ``TODO``).
 
 Files
-    ``mrtr_kit/server/core.py``, ``server/state.py``, ``server/codecs.py`` and
-    ``client/rounds.py``: the sans-IO protocol core, where every MRTR rule lives once.
+    ``mrtr_kit/server/core.py``, ``server/state.py``, ``server/codecs.py`` and the client
+    modules that hold a call's logic (``client/transitions.py``, ``call.py``, ``answers.py``,
+    ``results.py``, ``steps.py``, ``factory.py``, ``encoding.py``, ``cache.py``): the sans-IO
+    protocol core, where every MRTR rule lives once.
 
 Never in place
     Other people edit the working tree while this runs, so nothing under ``mrtr_kit/`` or
@@ -26,8 +28,8 @@ Never in place
     output) is copied once into a temporary directory; that snapshot is what the baseline
     measures and what every mutant is cut from. Each worker gets its own copy of the snapshot,
     with ``PYTHONPATH`` and its working directory there, and checks before serving any mutant
-    that ``mrtr_kit`` and the four modules were imported from inside that copy (``.venv``
-    holds an editable install that points back at the checkout). Bytecode caches of the four
+    that ``mrtr_kit`` and the target modules were imported from inside that copy (``.venv``
+    holds an editable install that points back at the checkout). Bytecode caches of the target
     modules are deleted from the copies and workers write none, so a stale ``.pyc`` can never
     stand in for a mutant.
 
@@ -157,7 +159,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "mrtr_kit"
-TARGETS = ("server/core.py", "server/state.py", "server/codecs.py", "client/rounds.py")
+TARGETS = (
+    "server/core.py",
+    "server/state.py",
+    "server/codecs.py",
+    "client/transitions.py",
+    "client/call.py",
+    "client/answers.py",
+    "client/results.py",
+    "client/steps.py",
+    "client/factory.py",
+    "client/encoding.py",
+    "client/cache.py",
+)
 SURVIVORS = ROOT / "tools" / "mutation-survivors.toml"
 # The snapshot is the working tree minus what is big, built or private to one machine.
 NOT_COPIED = (".git", ".venv", ".conformance", ".jupyter-test", "node_modules", "screenshots")
@@ -1278,11 +1292,13 @@ def run_mutants(
 SURVIVORS_HEADER = """\
 # Surviving mutants of tools/mutate.py, each kept for a reason (issue 8, item 9).
 #
-# A survivor is a deliberate bug in server/core.py, server/state.py, server/codecs.py or
-# client/rounds.py that no test notices. Each one here is either equivalent to the original
-# (no test can tell them apart) or outside what the tests should judge; the reason says which
-# and why, in one line. A survivor that is not listed here fails CI: kill it with a test that
-# checks real behaviour (and cites its rule ID), or add it here with its reason.
+# A survivor is a deliberate bug in server/core.py, server/state.py, server/codecs.py or one
+# of the client modules of a call (client/transitions.py, call.py, answers.py, results.py,
+# steps.py, factory.py, encoding.py, cache.py) that no test notices. Each one here is either
+# equivalent to the original (no test can tell them apart) or outside what the tests should
+# judge; the reason says which and why, in one line. A survivor that is not listed here fails
+# CI: kill it with a test that checks real behaviour (and cites its rule ID), or add it here
+# with its reason.
 #
 # `.venv/bin/python tools/mutate.py --update` adds new survivors with a TODO reason (which
 # still fails CI until replaced) and removes entries that no longer survive.
