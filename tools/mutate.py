@@ -93,11 +93,12 @@ Running a mutant
     collects the selected tests once. For each mutant it writes the mutated file into its copy
     (for anything that imports it afresh, such as a subprocess) and forks; the child swaps the
     mutated module's code objects into the already imported functions and methods (every
-    reference to them now runs the mutant), then runs the mutant's tests with pytest's own
-    run protocol. A mutant outside any function body (a module constant, a class attribute,
-    an Enum value, a default argument) is grafted: the mutated module runs in a scratch
-    namespace and the names the mutant binds replace the old values, in every module that
-    imported them, and so do default argument values. Values other modules computed from
+    reference to them now runs the mutant; behind a wrapping decorator such as
+    ``@contextmanager``, the function it wraps, ``__wrapped__``), then runs the mutant's tests
+    with pytest's own run protocol. A mutant outside any function body (a module constant, a
+    class attribute, an Enum value, a default argument) is grafted: the mutated module runs in
+    a scratch namespace and the names the mutant binds replace the old values, in every module
+    that imported them, and so do default argument values. Values other modules computed from
     them at import time are not recomputed; objects a test module built at import time keep
     what they were built with (functions they call still run the mutant). A failing test kills
     the mutant. A child still running after ``60 s + 10 x`` the baseline time of its tests is
@@ -891,7 +892,10 @@ def _functions(module: ModuleType) -> Iterator[tuple[Any, str, FunctionType]]:
             elif isinstance(value, property):
                 funcs = [value.fget, value.fset, value.fdel]
             elif isinstance(value, FunctionType):
-                funcs = [value]
+                # A decorator that wraps (``contextlib.contextmanager``, ``functools.wraps``)
+                # leaves a function of its own module here and calls ours, ``__wrapped__``:
+                # that one's code is what a mutant must change.
+                funcs = [value, getattr(value, "__wrapped__", None)]
             elif (
                 isinstance(value, type)
                 and depth < 3
