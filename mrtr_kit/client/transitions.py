@@ -23,7 +23,7 @@ class CallStatus(Enum):
     AWAITING = "awaiting"  # a request is out, its response not yet received
     INPUT_REQUIRED = "input_required"  # the server asked for input; retry next
     COMPLETE = "complete"  # done: ``result`` holds the answer
-    FAILED = "failed"  # the server answered with a JSON-RPC error
+    FAILED = "failed"  # an error response, or one the protocol does not allow
 
 
 class Event(Enum):
