@@ -226,7 +226,7 @@ async def run_demo(
         try:
             call = await client.begin_tool_call("get_weather", {"city": city})
             _show_round(client.trace[-1], write, verbose)
-            # The sans-IO call says what to do next (client/rounds.py); this loop only does it.
+            # The sans-IO call says what to do next (client/call.py); this loop only does it.
             step = await client.retry_state_only(call)
             while isinstance(step, AnswerThese):
                 answers = {  # MRTR-C1: every question answered before the retry

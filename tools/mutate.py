@@ -19,8 +19,10 @@ reports entries that no longer survive (``--update`` then drops them and adds ne
 ``TODO``).
 
 Files
-    ``mrtr_kit/server/core.py``, ``server/state.py``, ``server/codecs.py`` and
-    ``client/rounds.py``: the sans-IO protocol core, where every MRTR rule lives once.
+    ``mrtr_kit/server/core.py``, ``server/state.py``, ``server/codecs.py`` and the client
+    modules that hold a call's logic (``client/transitions.py``, ``call.py``, ``answers.py``,
+    ``results.py``, ``steps.py``, ``factory.py``, ``encoding.py``, ``cache.py``): the sans-IO
+    protocol core, where every MRTR rule lives once.
 
 Never in place
     Other people edit the working tree while this runs, so nothing under ``mrtr_kit/`` or
@@ -28,8 +30,8 @@ Never in place
     output) is copied once into a temporary directory; that snapshot is what the baseline
     measures and what every mutant is cut from. Each worker gets its own copy of the snapshot,
     with ``PYTHONPATH`` and its working directory there, and checks before serving any mutant
-    that ``mrtr_kit`` and the four modules were imported from inside that copy (``.venv``
-    holds an editable install that points back at the checkout). Bytecode caches of the four
+    that ``mrtr_kit`` and the target modules were imported from inside that copy (``.venv``
+    holds an editable install that points back at the checkout). Bytecode caches of the target
     modules are deleted from the copies and workers write none, so a stale ``.pyc`` can never
     stand in for a mutant.
 
@@ -93,11 +95,12 @@ Running a mutant
     collects the selected tests once. For each mutant it writes the mutated file into its copy
     (for anything that imports it afresh, such as a subprocess) and forks; the child swaps the
     mutated module's code objects into the already imported functions and methods (every
-    reference to them now runs the mutant), then runs the mutant's tests with pytest's own
-    run protocol. A mutant outside any function body (a module constant, a class attribute,
-    an Enum value, a default argument) is grafted: the mutated module runs in a scratch
-    namespace and the names the mutant binds replace the old values, in every module that
-    imported them, and so do default argument values. Values other modules computed from
+    reference to them now runs the mutant; behind a wrapping decorator such as
+    ``@contextmanager``, the function it wraps, ``__wrapped__``), then runs the mutant's tests
+    with pytest's own run protocol. A mutant outside any function body (a module constant, a
+    class attribute, an Enum value, a default argument) is grafted: the mutated module runs in
+    a scratch namespace and the names the mutant binds replace the old values, in every module
+    that imported them, and so do default argument values. Values other modules computed from
     them at import time are not recomputed; objects a test module built at import time keep
     what they were built with (functions they call still run the mutant). A failing test kills
     the mutant. A child still running after ``60 s + 10 x`` the baseline time of its tests is
@@ -159,7 +162,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "mrtr_kit"
-TARGETS = ("server/core.py", "server/state.py", "server/codecs.py", "client/rounds.py")
+TARGETS = (
+    "server/core.py",
+    "server/state.py",
+    "server/codecs.py",
+    "client/transitions.py",
+    "client/call.py",
+    "client/answers.py",
+    "client/results.py",
+    "client/steps.py",
+    "client/factory.py",
+    "client/encoding.py",
+    "client/cache.py",
+)
 SURVIVORS = ROOT / "tools" / "mutation-survivors.toml"
 # The snapshot is the working tree minus what is big, built or private to one machine.
 NOT_COPIED = (".git", ".venv", ".conformance", ".jupyter-test", "node_modules", "screenshots")
@@ -879,7 +894,10 @@ def _functions(module: ModuleType) -> Iterator[tuple[Any, str, FunctionType]]:
             elif isinstance(value, property):
                 funcs = [value.fget, value.fset, value.fdel]
             elif isinstance(value, FunctionType):
-                funcs = [value]
+                # A decorator that wraps (``contextlib.contextmanager``, ``functools.wraps``)
+                # leaves a function of its own module here and calls ours, ``__wrapped__``:
+                # that one's code is what a mutant must change.
+                funcs = [value, getattr(value, "__wrapped__", None)]
             elif (
                 isinstance(value, type)
                 and depth < 3
@@ -1280,11 +1298,13 @@ def run_mutants(
 SURVIVORS_HEADER = """\
 # Surviving mutants of tools/mutate.py, each kept for a reason (issue 8, item 9).
 #
-# A survivor is a deliberate bug in server/core.py, server/state.py, server/codecs.py or
-# client/rounds.py that no test notices. Each one here is either equivalent to the original
-# (no test can tell them apart) or outside what the tests should judge; the reason says which
-# and why, in one line. A survivor that is not listed here fails CI: kill it with a test that
-# checks real behaviour (and cites its rule ID), or add it here with its reason.
+# A survivor is a deliberate bug in server/core.py, server/state.py, server/codecs.py or one
+# of the client modules of a call (client/transitions.py, call.py, answers.py, results.py,
+# steps.py, factory.py, encoding.py, cache.py) that no test notices. Each one here is either
+# equivalent to the original (no test can tell them apart) or outside what the tests should
+# judge; the reason says which and why, in one line. A survivor that is not listed here fails
+# CI: kill it with a test that checks real behaviour (and cites its rule ID), or add it here
+# with its reason.
 #
 # `.venv/bin/python tools/mutate.py --update` adds new survivors with a TODO reason (which
 # still fails CI until replaced) and removes entries that no longer survive.

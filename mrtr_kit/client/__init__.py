@@ -1,5 +1,8 @@
-"""The MRTR client: sans-IO rounds (``rounds``), HTTP headers (``headers``), answer handlers
-(``answers``) and the httpx session (``session``).
+"""The MRTR client, a module per job: the sans-IO call and its rounds (``call``), whose states
+move by one table (``transitions``); the requests it builds (``factory``), the results it reads
+(``results``), the steps it returns (``steps``), the answers it checks and the handlers that
+produce them (``answers``), the bytes it sends (``encoding``), what a cache may keep
+(``cache``); HTTP headers (``headers``) and the httpx session (``session``).
 
 Quick start::
 
@@ -23,6 +26,9 @@ The names below are what a user of the client needs; the rest (``interpret_resul
 
 from ..protocol.models import CreateMessageResult, ElicitResult, ListRootsResult, Root
 from .answers import AnswerHandlers, check_answer
+from .cache import ResultCache
+from .call import MrtrCall
+from .encoding import encode_request
 from .errors import (
     HeaderValueError,
     InputDeclined,
@@ -36,24 +42,11 @@ from .errors import (
     TooManyRounds,
     TransportError,
 )
+from .factory import RequestFactory, client_capabilities
 from .headers import request_headers
-from .rounds import (
-    AnswerContext,
-    AnswerThese,
-    CallStatus,
-    Done,
-    GiveUp,
-    MrtrCall,
-    Question,
-    RequestFactory,
-    Resend,
-    ResultCache,
-    RetryStateOnly,
-    Step,
-    client_capabilities,
-    encode_request,
-)
 from .session import McpClient, TraceRecord
+from .steps import AnswerContext, AnswerThese, Done, GiveUp, Question, Resend, RetryStateOnly, Step
+from .transitions import CallStatus
 
 __all__ = [
     "AnswerContext",

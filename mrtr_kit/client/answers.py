@@ -10,12 +10,20 @@ which call, round and server is asking (ELIC-15). An elicitation handler always 
 ``ElicitResult`` — declining or cancelling is an answer too (MRTR-C8). A sampling or roots
 handler may return ``None`` to refuse: there is nothing to send, so the call stops
 (``InputDeclined``) instead of retrying.
+
+What this module checks, each in one place:
+
+* one answer against the request it answers (ELIC-14) — ``check_answer``;
+* the answers of a retry as a set: every requested key and nothing else, each a JSON object
+  (MRTR-C1, MRTR-C6) — ``retry_answers``, which ``MrtrCall.retry_request`` applies;
+* what giving no answer means (MRTR-C8) — ``refusal``.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,19 +41,25 @@ from ..protocol.models import (
     ElicitResult,
     ListRootsRequest,
     ListRootsResult,
+    to_wire,
 )
-from .errors import InvalidAnswers, ProtocolViolation
-from .rounds import AnswerContext, answer_to_wire, client_capabilities, refusal
+from .errors import InputDeclined, InvalidAnswers, McpClientError, ProtocolViolation
+from .factory import client_capabilities
+from .steps import AnswerContext
 
 __all__ = [
-    "AnswerContext",  # defined with the other round facts in rounds.py; handlers receive it
+    "AnswerCheck",
+    "AnswerContext",  # defined with the other steps in steps.py; handlers receive it
     "AnswerHandlers",
     "FormHandler",
     "RootsHandler",
     "SamplingHandler",
     "UrlHandler",
+    "answer_to_wire",
     "check_answer",
     "parse_input_request",
+    "refusal",
+    "retry_answers",
 ]
 
 
@@ -96,6 +110,16 @@ def parse_input_request(
     raise ProtocolViolation(f"unknown input request method {method!r} (MRTR-S2b)")
 
 
+def answer_to_wire(answer: Any) -> Any:
+    """Accept pydantic answers (``ElicitResult`` etc.) as well as plain dicts."""
+    if isinstance(answer, BaseModel):
+        return to_wire(answer)
+    return answer
+
+
+AnswerCheck = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
 def check_answer(request: dict[str, Any], answer: Any) -> dict[str, Any]:
     """Validate one answer against the input request it answers; return its wire form.
 
@@ -117,6 +141,59 @@ def check_answer(request: dict[str, Any], answer: Any) -> dict[str, Any]:
     if isinstance(parsed, CreateMessageRequest):
         return _validate(CreateMessageResult, wire, "CreateMessageResult", theirs=False).to_wire()
     return _validate(ListRootsResult, wire, "ListRootsResult", theirs=False).to_wire()
+
+
+def retry_answers(
+    requests: Mapping[str, dict[str, Any]],
+    answers: Mapping[str, Any] | None,
+    check: AnswerCheck | None = None,
+) -> dict[str, Any] | None:
+    """The ``inputResponses`` of a retry that answers ``requests`` (the latest
+    ``inputRequests``), or ``None`` for a state-only round, which sends none.
+
+    ``InvalidAnswers`` unless ``answers`` has exactly the requested keys (MRTR-C1, MRTR-C6)
+    and each answer is a JSON object. ``check(request, answer)`` validates one answer and
+    returns its wire form (``check_answer``: ELIC-14).
+    """
+    given = dict(answers or {})
+    asked = set(requests)
+    missing = asked - set(given)
+    unexpected = set(given) - asked
+    if missing or unexpected:
+        # MRTR-C1/C6: every requested key answered; MRTR-C4/C6: nothing else — an extra key
+        # is usually an answer meant for another call or an earlier round.
+        raise InvalidAnswers(
+            f"answers must cover exactly the requested keys {sorted(asked)}; "
+            f"missing {sorted(missing)}, unexpected {sorted(unexpected)} (MRTR-C1, MRTR-C6)",
+            missing=missing,
+            unexpected=unexpected,
+        )
+    if check is not None:
+        given = {key: check(requests[key], value) for key, value in given.items()}
+    # MRTR-C6: a deep copy, so a caller reusing its answer dicts cannot change this round.
+    wire = {key: copy.deepcopy(answer_to_wire(value)) for key, value in given.items()}
+    not_objects = [key for key, value in wire.items() if not isinstance(value, dict)]
+    if not_objects:
+        raise InvalidAnswers(
+            f"answers {sorted(not_objects)} must be JSON objects (ElicitResult, "
+            "CreateMessageResult or ListRootsResult)",
+            problems={key: "not an object" for key in not_objects},
+        )
+    return wire or None  # a state-only round sends no inputResponses at all
+
+
+def refusal(key: str, request: Mapping[str, Any]) -> McpClientError:
+    """MRTR-C8: what giving no answer to an input request means. An elicitation is declined
+    or cancelled *with* an answer, so no answer there is a mistake (``InvalidAnswers``);
+    sampling and roots have no error slot, so no answer means no retry at all: the call
+    ends here, locally (``InputDeclined``)."""
+    method = request.get("method")
+    if method == ELICITATION_CREATE:
+        return InvalidAnswers(
+            f"{key!r}: an elicitation is refused with the answer {{'action': 'decline'}} or "
+            "{'action': 'cancel'}, not with no answer (MRTR-C8)"
+        )
+    return InputDeclined(key, str(method))
 
 
 async def _invoke(handler: Callable[..., Any], *args: Any) -> Any:

@@ -1,4 +1,4 @@
-"""``McpClient``: the async HTTP edge around the sans-IO rounds of ``rounds.py``.
+"""``McpClient``: the async HTTP edge around the sans-IO call of ``call.py``.
 
 The same code runs over ``httpx.ASGITransport(app)`` (the server in this process: notebooks,
 fast tests) and over real TCP (``McpClient("http://127.0.0.1:8765/mcp")``).
@@ -14,7 +14,7 @@ Two ways to run an MRTR call:
   ``await client.continue_call(call, {"key": answer})``. The ``MrtrCall`` object is the
   handle: it holds that call's state and nothing else's.
 
-Every protocol decision is the call's (``rounds.py``): this module sends what it is given,
+Every protocol decision is the call's (``call.py``): this module sends what it is given,
 resends what the call says to resend (VER-2) and acts on the step. Only HTTP's own rule lives
 here: a ``-32020`` refreshes the ``tools/list`` header view once (HTTP-14).
 
@@ -23,7 +23,7 @@ Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for displa
 Caching (MRTR-C9): by default the session caches no results at all, so it can never serve a
 result obtained with ``inputResponses``/``requestState``; ``TraceRecord.cacheable`` shows what a
 caching client would be allowed to keep. Pass ``cache=ResultCache()`` to reuse fresh results of
-plain requests (lists, discover) by the rules of ``rounds.ResultCache`` (CACHE-4, CACHE-5); MRTR
+plain requests (lists, discover) by the rules of ``cache.ResultCache`` (CACHE-4, CACHE-5); MRTR
 calls never go through it. The session also remembers, from the latest ``tools/list``, each
 tool's ``x-mcp-header`` map, needed to send ``Mcp-Param-*`` headers (HTTP-12).
 """
@@ -55,26 +55,22 @@ from .answers import (
     UrlHandler,
     check_answer,
 )
+from .cache import ResultCache
+from .call import DEFAULT_MAX_ROUNDS, Exchange, MrtrCall, PlainRequest
+from .encoding import encode_request
 from .errors import ProtocolViolation, ToolRejected, TransportError
+from .factory import DEFAULT_CLIENT_INFO, RequestFactory
 from .headers import RejectedTool, filter_tools, request_headers
-from .rounds import (
-    DEFAULT_CLIENT_INFO,
-    DEFAULT_MAX_ROUNDS,
+from .sse import SseDecoder
+from .steps import (
     DEFAULT_STATE_ONLY_BACKOFF_S,
     AnswerThese,
     Done,
-    Exchange,
     GiveUp,
-    MrtrCall,
-    PlainRequest,
-    RequestFactory,
     Resend,
-    ResultCache,
     RetryStateOnly,
     Step,
-    encode_request,
 )
-from .sse import SseDecoder
 
 # HTTP-3 (and KIT-HTTP-A): the body is JSON; the answer may be JSON or an SSE stream.
 BASE_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mrtr_kit.client.rounds import MrtrCall, RequestFactory, client_capabilities
+from mrtr_kit.client import MrtrCall, RequestFactory, client_capabilities
 from mrtr_kit.course.examples import refunds
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.keyring import KeyRing, StateKey

@@ -114,3 +114,70 @@ def test_elic_5_malformed_or_unrenderable_requests_are_the_servers_fault():
     for request in (bad_schema, no_message, {"method": "ping"}):
         with pytest.raises(ProtocolViolation):
             check_answer(request, {"action": "cancel"})
+
+
+# --- found by the mutation run once answers.py held the answer checks of a call --------------
+
+SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}}
+OPEN_FORM = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Anything to add?",
+        "requestedSchema": {"type": "object", "properties": {"note": {"type": "string"}}},
+    },
+}
+
+
+def test_elic_14_invalid_answers_name_the_field_that_does_not_fit():
+    """ELIC-14: ``InvalidAnswers.problems`` is keyed by where the answer goes wrong: a field
+    path joined with dots, or the expected result type when the answer is not even an object;
+    a bad sampling or roots answer is ours to fix (InvalidAnswers), never the server's."""
+    cases = [
+        (FORM, {"action": "maybe"}, "action"),
+        (ROOTS, {"roots": [{"uri": 5}]}, "roots.0.uri"),
+        (FORM, "yes", "ElicitResult"),
+        (SAMPLE, "yes", "CreateMessageResult"),
+        (ROOTS, "yes", "ListRootsResult"),
+    ]
+    for request, bad, where in cases:
+        with pytest.raises(InvalidAnswers) as info:
+            check_answer(request, bad)
+        assert list(info.value.problems) == [where]
+        assert info.value.problems[where]  # with pydantic's reason
+
+
+def test_elic_14_an_accept_without_content_fits_a_form_with_no_required_field():
+    """ELIC-14: an ``accept`` with no ``content`` is checked as empty content: it fits a form
+    whose fields are all optional, and misses the required one of a form that has one."""
+    assert check_answer(OPEN_FORM, {"action": "accept"}) == {"action": "accept"}
+    with pytest.raises(InvalidAnswers) as info:
+        check_answer(FORM, {"action": "accept"})
+    assert list(info.value.problems) == ["party"]
+
+
+def test_mrtr_s2b_a_malformed_input_request_is_the_servers_fault_and_named():
+    """MRTR-S2b: a malformed sampling, roots or elicitation request is a ProtocolViolation
+    (the server's fault, not an answer to fix) whose message says which kind it was."""
+    cases = [
+        ({"method": "sampling/createMessage", "params": {"messages": "no"}}, "sampling request"),
+        ({"method": "roots/list", "params": 5}, "roots/list request"),
+        ({"method": "elicitation/create", "params": 5}, "elicitation request"),
+    ]
+    for request, kind in cases:
+        with pytest.raises(ProtocolViolation, match=f"^malformed {kind}: "):
+            check_answer(request, {})
+
+
+def test_mrtr_s7_the_refusal_names_the_kind_the_client_did_not_declare():
+    """MRTR-S7: asked for an input kind it declared no handler for, the client says which:
+    form or URL elicitation, sampling or roots."""
+    form_only = AnswerHandlers(elicitation=lambda p, c: ElicitResult(action="cancel"))
+    url_only = AnswerHandlers(url_elicitation=lambda p, c: ElicitResult(action="cancel"))
+    for handlers, request, kind in [
+        (form_only, URL, "URL elicitation"),
+        (url_only, FORM, "form elicitation"),
+        (form_only, SAMPLE, "sampling"),
+        (form_only, ROOTS, "roots"),
+    ]:
+        with pytest.raises(ProtocolViolation, match=f"^server sent a {kind} request "):
+            answer(handlers, request)

@@ -1,4 +1,5 @@
-"""The client's sans-IO round logic (``mrtr_kit.client.rounds``) on plain dicts, no I/O.
+"""The client's sans-IO round logic (``mrtr_kit.client.call`` and its modules) on plain dicts,
+no I/O.
 
 Each test names the rule it checks and fails if the rule is broken.
 """
@@ -25,18 +26,12 @@ from mrtr_kit.client import (
     client_capabilities,
     encode_request,
 )
-from mrtr_kit.client.rounds import (
-    DEFAULT_MAX_ROUNDS,
-    Complete,
-    NeedsInput,
-    cache_key,
-    choose_version,
-    fresh_for_ms,
-    interpret_result,
-    may_cache,
-    result_of,
-    state_only_delay,
-)
+from mrtr_kit.client.cache import cache_key, fresh_for_ms, may_cache
+from mrtr_kit.client.call import DEFAULT_MAX_ROUNDS
+from mrtr_kit.client.factory import choose_version
+from mrtr_kit.client.results import Complete, NeedsInput, interpret_result, result_of
+from mrtr_kit.client.steps import AnswerThese, Done, Resend, state_only_delay
+from mrtr_kit.client.transitions import TRANSITIONS, Event, IllegalTransition, next_status
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -512,3 +507,118 @@ def test_cache_4_5_result_cache_serves_only_fresh_results_for_the_same_request()
     retry = read.retry_request({"k": ACCEPT})
     assert not cache.store(retry, Complete({"contents": [], "ttlMs": 60000}))
     assert cache.lookup(first) is None
+
+
+# --- the call's state machine: one table (client/transitions.py) ------------------------------
+
+# The life of a call as the rules read, written out apart from the code: (state, event) -> next.
+LIFE_OF_A_CALL = {
+    (CallStatus.NEW, Event.FIRST_REQUEST): CallStatus.AWAITING,  # MRTR-C5, CORE-3
+    (CallStatus.AWAITING, Event.RESPONSE): CallStatus.AWAITING,  # CORE-4
+    (CallStatus.AWAITING, Event.UNSUPPORTED_VERSION): CallStatus.AWAITING,  # VER-2
+    (CallStatus.AWAITING, Event.ERROR): CallStatus.FAILED,  # ERR-4, RT-3, MRTR-R3, MRTR-S6
+    (CallStatus.AWAITING, Event.COMPLETE): CallStatus.COMPLETE,  # RT-2
+    (CallStatus.AWAITING, Event.INPUT_REQUIRED): CallStatus.INPUT_REQUIRED,  # MRTR-C1
+    (CallStatus.INPUT_REQUIRED, Event.RETRY): CallStatus.AWAITING,  # MRTR-C1..C3, MRTR-C5
+    (CallStatus.AWAITING, Event.RESEND): CallStatus.AWAITING,  # HTTP-26, HTTP-14
+    (CallStatus.FAILED, Event.RESEND): CallStatus.AWAITING,  # HTTP-26
+}
+ALL_PAIRS = [(status, event) for status in CallStatus for event in Event]
+
+
+def test_mrtr_c1_c3_the_call_moves_by_exactly_the_table_of_its_rules():
+    """MRTR-C1 / MRTR-C3 / VER-2 / HTTP-26: the transition table is the life of a call and
+    nothing else: round 1, a response read, a version resend, an error, a result, the input
+    the server asks for, the retry with a new id, the same round resent. COMPLETE is final."""
+    assert TRANSITIONS == LIFE_OF_A_CALL
+    for (status, event), after in LIFE_OF_A_CALL.items():
+        assert next_status(status, event) is after
+
+
+@pytest.mark.parametrize(
+    ("status", "event"), [pair for pair in ALL_PAIRS if pair not in LIFE_OF_A_CALL]
+)
+def test_mrtr_c3_an_event_the_table_does_not_list_is_an_illegal_transition(status, event):
+    """MRTR-C3 / MRTR-C7: a pair missing from the table raises ``IllegalTransition`` (a
+    RuntimeError, not an McpClientError: the driver's bug, not the server's), naming what was
+    tried and the call's state, so no round is sent twice and a finished call sends nothing."""
+    with pytest.raises(IllegalTransition) as caught:
+        next_status(status, event)
+    error = caught.value
+    assert isinstance(error, RuntimeError) and not isinstance(error, McpClientError)
+    assert (error.status, error.event) == (status, event)
+    words = {
+        Event.FIRST_REQUEST: "first_request() was already called for this call",
+        Event.RESPONSE: f"no request is awaiting a response: the call is {status}",
+        Event.RETRY: f"nothing to retry: the call is {status.value}",
+        Event.RESEND: f"nothing to resend: the call is {status.value}",
+    }
+    expected = words.get(event, f"{event.name} cannot happen to a call that is {status.value}")
+    assert str(error) == expected
+
+
+def test_mrtr_c3_c5_a_call_walks_every_row_of_the_table():
+    """MRTR-C3 / MRTR-C5 / VER-2 / HTTP-26: one call driven through every transition the
+    table has; its status after each is the table's, and every request has a new id."""
+    call = MrtrCall.tool(factory(), "book", {"party": 4})
+    assert call.status is CallStatus.NEW
+    first = call.first_request()  # NEW -FIRST_REQUEST-> AWAITING
+    assert call.status is CallStatus.AWAITING
+    again = call.resend_request()  # AWAITING -RESEND-> AWAITING (HTTP-26)
+    assert call.status is CallStatus.AWAITING and call.rounds == 1
+    step = call.receive(reply(again, irr({"k": FORM})))  # -> INPUT_REQUIRED (MRTR-C1)
+    assert call.status is CallStatus.INPUT_REQUIRED and isinstance(step, AnswerThese)
+    retry = call.retry_request({"k": ACCEPT})  # INPUT_REQUIRED -RETRY-> AWAITING
+    assert call.status is CallStatus.AWAITING and call.rounds == 2
+    version = {"code": -32022, "message": "no", "data": {"supported": ["2026-07-28"]}}
+    step = call.receive({"jsonrpc": "2.0", "id": retry["id"], "error": version})  # VER-2
+    assert call.status is CallStatus.AWAITING and isinstance(step, Resend)
+    resent = step.request
+    with pytest.raises(McpRemoteError):  # a second -32022: AWAITING -ERROR-> FAILED
+        call.receive({"jsonrpc": "2.0", "id": resent["id"], "error": version})
+    assert call.status is CallStatus.FAILED and call.step is None
+    last = call.resend_request()  # FAILED -RESEND-> AWAITING
+    assert call.status is CallStatus.AWAITING and call.rounds == 2
+    step = call.receive(reply(last, {"content": []}))  # AWAITING -COMPLETE-> COMPLETE (RT-2)
+    assert call.status is CallStatus.COMPLETE and isinstance(step, Done)
+    ids = [r["id"] for r in (first, again, retry, resent, last)]
+    assert len(set(ids)) == len(ids)
+    for action in (
+        call.first_request,
+        call.resend_request,
+        lambda: call.retry_request({}),
+        lambda: call.receive(reply(last, {"content": []})),
+    ):
+        with pytest.raises(IllegalTransition):
+            action()
+    assert call.status is CallStatus.COMPLETE
+
+
+def test_mrtr_c7_a_transition_whose_work_fails_leaves_the_state_as_it_was():
+    """MRTR-C7 / MRTR-C6 / CORE-10: a retry refused for its answers or for the round limit,
+    and a first request whose _meta cannot be built, change nothing: the call can still be
+    answered (or fixed) and sent."""
+    call, _ = started(irr({"k": FORM}), max_rounds=2)
+    with pytest.raises(InvalidAnswers):
+        call.retry_request({})
+    assert call.status is CallStatus.INPUT_REQUIRED and call.rounds == 1
+    retry = call.retry_request({"k": ACCEPT})
+    call.receive(reply(retry, irr({"k": FORM})))
+    with pytest.raises(TooManyRounds):
+        call.retry_request({"k": ACCEPT})
+    assert call.status is CallStatus.INPUT_REQUIRED and call.rounds == 2
+    broken = MrtrCall.tool(factory(), "book", meta={META_PROTOCOL_VERSION: "1999-01-01"})
+    with pytest.raises(ValueError, match="CORE-10"):
+        broken.first_request()
+    assert broken.status is CallStatus.NEW
+
+
+def test_mrtr_c3_a_response_with_the_wrong_id_leaves_the_call_waiting():
+    """CORE-4 / MRTR-C3: a response that echoes another id is a protocol violation, but the
+    request is still out: the call keeps waiting for its own response."""
+    call = MrtrCall.tool(factory(), "book")
+    first = call.first_request()
+    with pytest.raises(ProtocolViolation):
+        call.receive({"jsonrpc": "2.0", "id": first["id"] + 100, "result": {}})
+    assert call.status is CallStatus.AWAITING
+    assert isinstance(call.receive(reply(first, {"content": []})), Done)

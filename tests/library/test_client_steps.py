@@ -1,4 +1,4 @@
-"""The sans-IO step API of ``client/rounds.py``: ``receive(response)`` says what to do next.
+"""The sans-IO step API of ``client/call.py``: ``receive(response)`` says what to do next.
 
 Every client rule is decided there, once: a driver (the httpx session, the Jupyter flow, the
 loop below) only sends what it is given and acts on the step. The first tests run such a loop
@@ -35,7 +35,8 @@ from mrtr_kit.client import (
     TooManyRounds,
     client_capabilities,
 )
-from mrtr_kit.client.rounds import PlainRequest, check_response_id
+from mrtr_kit.client.call import PlainRequest
+from mrtr_kit.client.results import check_response_id
 from mrtr_kit.protocol.constants import META_PROTOCOL_VERSION, META_SERVER_INFO
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form

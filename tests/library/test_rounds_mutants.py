@@ -1,6 +1,6 @@
-"""The client's round logic (client/rounds.py): promises of its public API that no other test
-pinned, found by the mutants ``tools/mutate.py`` saw survive. Each test names the deliberate
-bug it catches. Plain dicts, no I/O.
+"""The client's round logic (client/call.py and the modules it uses): promises of its public
+API that no other test pinned, found by the mutants ``tools/mutate.py`` saw survive. Each test
+names the deliberate bug it catches. Plain dicts, no I/O.
 """
 
 from __future__ import annotations
@@ -19,16 +19,10 @@ from mrtr_kit.client import (
     ResultCache,
     TooManyRounds,
 )
-from mrtr_kit.client.rounds import (
-    Complete,
-    NeedsInput,
-    cache_key,
-    choose_version,
-    interpret_result,
-    may_cache,
-    result_of,
-    state_only_delay,
-)
+from mrtr_kit.client.cache import cache_key, may_cache
+from mrtr_kit.client.factory import choose_version
+from mrtr_kit.client.results import Complete, NeedsInput, interpret_result, result_of
+from mrtr_kit.client.steps import state_only_delay
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -472,7 +466,7 @@ def test_cache_5_the_default_clock_counts_milliseconds(monkeypatch):
     assert cache.lookup(listing) is None
 
 
-# --- the step API (issue: every client rule in rounds.py) ------------------------------------
+# --- the step API (issue: every client rule in the call's modules) ---------------------------
 
 
 def version_error(request: dict) -> dict:
@@ -530,7 +524,7 @@ def test_core_10_a_plain_request_keeps_its_own_params():
     Kills: ``copy.deepcopy`` or ``dict`` dropped in ``PlainRequest``; its COMPLETE status
     not set.
     """
-    from mrtr_kit.client.rounds import PlainRequest
+    from mrtr_kit.client.call import PlainRequest
 
     params = {"cursor": "c", "filter": {"tags": ["a"]}}
     plain = PlainRequest(RequestFactory(), "tools/list", params)

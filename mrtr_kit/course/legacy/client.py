@@ -27,8 +27,7 @@ from typing import Any
 import httpx
 
 from mrtr_kit import __version__
-from mrtr_kit.client.answers import AnswerContext, FormHandler
-from mrtr_kit.client.rounds import answer_to_wire
+from mrtr_kit.client.answers import AnswerContext, FormHandler, answer_to_wire
 from mrtr_kit.client.sse import SseDecoder
 from mrtr_kit.course.legacy.http import INSTANCE_HEADER, SESSION_HEADER, VERSION_HEADER
 from mrtr_kit.course.legacy.server import LEGACY_PROTOCOL_VERSION

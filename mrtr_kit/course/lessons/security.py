@@ -47,7 +47,7 @@ import httpx
 from starlette.applications import Starlette
 
 from mrtr_kit.client import McpClient, client_capabilities, request_headers
-from mrtr_kit.client.rounds import RequestFactory
+from mrtr_kit.client.factory import RequestFactory
 from mrtr_kit.client.session import BASE_HEADERS
 from mrtr_kit.course.examples import booking
 from mrtr_kit.course.examples.refunds import RefundDesk, register
