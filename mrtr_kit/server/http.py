@@ -408,7 +408,6 @@ class McpHttpEndpoint:
                 principal=principal,
                 headers=headers,
                 emit=stream.emit if stream is not None else None,
-                from_json_text=True,  # decode_body refused every non-JSON value
             )
         except _StreamEnded:
             if stream is not None:
