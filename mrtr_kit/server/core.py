@@ -618,7 +618,7 @@ class McpServer:
             {
                 "inputRequests": requests or None,
                 "requestState": state,
-                "_meta": {META_SERVER_INFO: dict(self._info_wire)},  # CORE-16
+                "_meta": {META_SERVER_INFO: self._info_wire},  # CORE-16; to_wire copies it
             }
         )
         return result.to_wire()  # CACHE-2: never ttlMs / cacheScope on input_required
