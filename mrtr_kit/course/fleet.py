@@ -447,6 +447,10 @@ FLOOD_DEFENCES: dict[str, tuple[str, ...]] = {
         # a timed-out connection is reset rather than closed with FIN, so its socket and
         # buffers are freed at once
         "reset_timedout_connection on;",
+        # a request head may be 16 KiB past its first 1 KiB, no header line over 8 KiB; a
+        # longer head is refused (400 or 414) and its connection closed. The kit alone has
+        # no head cap (uvicorn's httptools parser has none): this is the one (default 4 8k)
+        "large_client_header_buffers 2 8k;",
         # the body cap (nginx's default, stated): the kit's own is 1,000,000 bytes
         "client_max_body_size 1m;",
     ),

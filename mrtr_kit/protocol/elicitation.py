@@ -15,8 +15,6 @@ Formats are checked as JSON Schema defines them: ``date`` and ``date-time`` are 
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import marshal
 import math
 import re
 from typing import Any
@@ -151,23 +149,6 @@ def _check_constraint_types(prop: dict[str, Any], where: str) -> None:
 
 def check_requested_schema(schema: Any) -> None:
     """Raise ``SchemaOutsideSubset`` unless ``schema`` is a flat form-mode schema (§9.2)."""
-    try:
-        # A handler asks with the same form on every round: a schema that passed is
-        # remembered, keyed by marshal's exact copy of it (True, 1 and 1.0 differ, as do a
-        # list and a tuple), so a changed schema is checked again.
-        key = marshal.dumps(schema, 2)
-    except ValueError:  # not plain JSON-like data (a dict subclass, say): checked every time
-        _check_schema(schema)
-        return
-    _check_marshalled(key)
-
-
-@functools.lru_cache(maxsize=256)
-def _check_marshalled(key: bytes) -> None:
-    _check_schema(marshal.loads(key))  # raises for a bad schema, and lru_cache keeps no raise
-
-
-def _check_schema(schema: Any) -> None:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         raise SchemaOutsideSubset('requestedSchema must be an object schema ("type": "object")')
     props = schema.get("properties")

@@ -48,7 +48,6 @@ it as a server bug (-32603).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -104,10 +103,8 @@ def decode_body(
     return value
 
 
-@functools.lru_cache(maxsize=4)
 def _decoder(max_int_digits: int) -> json.JSONDecoder:
-    """The decoder with the hooks below, built once per digit limit (``json.loads`` with
-    hooks would build a new one for every body)."""
+    """The decoder with the hooks below, for one digit limit."""
 
     def bounded_int(literal: str) -> int:
         if len(literal.lstrip("-")) > max_int_digits:

@@ -39,8 +39,7 @@ Every MRTR rule lives here, once:
   once (MRTR-S7, CAP-2, ERR-1) - ``_gate``
 * at least one of inputRequests / requestState (MRTR-S6) - ``_finish``
 * params are JSON: no NaN, Infinity, lone surrogates or Python-only values (MRTR-E2) -
-  ``parse_message`` (for a message decoded by ``wire_json.decode_body``, which refuses them
-  itself, the HTTP adapter passes ``from_json_text=True`` and the scan is skipped)
+  ``parse_message``
 * malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
   ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
@@ -101,6 +100,7 @@ from ..protocol.models import (
     GetPromptResult,
     Implementation,
     InputRequest,
+    InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
     ListRootsRequest,
@@ -376,7 +376,6 @@ class McpServer:
         principal: str | None = None,
         headers: Mapping[str, str] | None = None,
         emit: Emit | None = None,
-        from_json_text: bool = False,
     ) -> Reply:
         """One decoded JSON message in, one reply out: the pipeline of the module docstring,
         steps 1-9. Never raises for bad input.
@@ -384,12 +383,10 @@ class McpServer:
         ``principal`` is who the credential says is asking (SEC-9; requestState is bound to
         it, MRTR-S5a). ``headers`` are the HTTP request's, or None when the message did not
         come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
-        ``from_json_text=True`` says ``message`` is what ``wire_json.decode_body`` returned, so
-        it holds JSON values only and step 1 need not scan params for others (MRTR-E2).
         """
         request_id = message.get("id") if isinstance(message, dict) else None
         try:
-            request = parse_message(message, from_json_text=from_json_text)  # 1
+            request = parse_message(message)  # 1
             if isinstance(request, JSONRPCNotification):
                 return Reply(None)  # 2: CORE-5, HTTP-5
             legacy_version = _legacy_initialize_version(request)  # 3
@@ -617,15 +614,14 @@ class McpServer:
             if outcome.state is not None
             else None
         )
-        # InputRequiredResult's wire form, written out: every part is checked or minted above,
-        # so validating it all again as a model would only cost time.
-        result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
-        if requests:
-            result["inputRequests"] = {key: to_wire(req) for key, req in requests.items()}
-        if state is not None:
-            result["requestState"] = state
-        result["_meta"] = {META_SERVER_INFO: dict(self._info_wire)}  # CORE-16
-        return result  # CACHE-2: never ttlMs / cacheScope on input_required
+        result = InputRequiredResult.model_validate(
+            {
+                "inputRequests": requests or None,
+                "requestState": state,
+                "_meta": {META_SERVER_INFO: self._info_wire},  # CORE-16; to_wire copies it
+            }
+        )
+        return result.to_wire()  # CACHE-2: never ttlMs / cacheScope on input_required
 
     def _stamp(
         self,
@@ -654,10 +650,8 @@ class McpServer:
 # -- steps of the pipeline --------------------------------------------------------------------
 
 
-def parse_message(message: Any, *, from_json_text: bool) -> JSONRPCRequest | JSONRPCNotification:
-    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params).
-    ``from_json_text``: the message was decoded from JSON text, which can hold only JSON
-    values, so the MRTR-E2 scan of params is skipped."""
+def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
+    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params)."""
     if isinstance(message, list):
         raise errors.invalid_request("batches are not part of MCP; send one message per POST")
     if not isinstance(message, dict):
@@ -684,7 +678,7 @@ def parse_message(message: Any, *, from_json_text: bool) -> JSONRPCRequest | JSO
     # surrogates), but a dict handed to McpServer.handle may hold values no JSON text can
     # (NaN, lone surrogates, bytes, ...): refuse them here, before anything digests,
     # validates or echoes them.
-    problem = None if from_json_text else json_problem(message.get("params", {}))
+    problem = json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
     # jsonrpc, id, method and params were each checked above, so this cannot fail; the
@@ -839,8 +833,6 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
             raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
         return result
     if method == "tools/call":
-        if type(outcome) is str:  # the common case, as a dict: what CallToolResult would dump
-            return {"resultType": RESULT_COMPLETE, "content": [{"type": "text", "text": outcome}]}
         blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
         return CallToolResult.model_validate({"content": content}).to_wire()

@@ -6,7 +6,6 @@ but in ``protocol.headers``, by the core.
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -23,9 +22,6 @@ _AUTHORITY = re.compile(
 _ORIGIN = re.compile(r"(?P<scheme>https?)://(?P<authority>.*)", re.IGNORECASE | re.DOTALL)
 
 
-# Every request carries the same few Host and Origin values: parse each once. Pure functions of
-# a string, so a cache cannot go stale; small, so odd values sent on purpose only evict.
-@functools.lru_cache(maxsize=64)
 def parse_host(value: str) -> str | None:
     """The host named by a ``Host`` value, lower-cased (``localhost``, ``127.0.0.1``,
     ``[::1]``), or None when the value is not exactly ``host[:port]``.
@@ -45,7 +41,6 @@ def parse_host(value: str) -> str | None:
     return match["name"].lower()
 
 
-@functools.lru_cache(maxsize=64)
 def parse_origin(value: str) -> str | None:
     """The host of a serialized ``Origin`` (``http(s)://host[:port]``, RFC 6454 §6.2), or None
     for ``null``, another scheme, or anything more or less than that (a path, even ``/``)."""

@@ -28,7 +28,10 @@ encoded (a handler returned NaN or a lone surrogate) is a server bug: it is logg
 answered -32603 with HTTP 200; on an SSE stream, the stream ends with that error event.
 
 Connections are bounded by ``uvicorn_config``, the one place the kit configures uvicorn
-(``serve`` uses it for every process of a fleet): see the limits below.
+(``serve`` uses it for every process of a fleet), with uvicorn's documented settings only: see
+the limits below. Alone, the kit puts no deadline and no size cap on a request head: uvicorn
+has neither for its httptools parser. On a network with untrusted clients, put the kit's
+nginx configuration in front (``fleet.nginx_config``), which has both.
 """
 
 from __future__ import annotations
@@ -45,8 +48,6 @@ import uvicorn
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol import errors
 from ..protocol import headers as hdr
@@ -68,20 +69,23 @@ PrincipalOf = Callable[[Request], str | None]
 # counted while reading a body sent without one.
 MAX_BODY_BYTES = 1_000_000
 # The whole body must arrive within 10 s of the request head (a 1 MB body at 100 KB/s):
-# a body declared and never sent, or dripped a byte at a time, gets 408.
+# a body declared and never sent, or dripped a byte at a time, gets 408. An ASGI-level
+# deadline (asyncio.timeout around receive), so it holds under any ASGI server.
 BODY_TIMEOUT_S = 10.0
-# A connection must deliver a complete request head within 10 s of opening, or of the end
-# of its previous response. uvicorn has no such timer: without it a connection that sends
-# nothing, or half a head (slowloris), stays open for ever.
-HEAD_TIMEOUT_S = 10.0
-# uvicorn's own settings: an idle keep-alive connection closes after 5 s; a request head
-# (request line + headers) may be 16 KiB (h11's default, stated here so it is a choice);
-# beyond 4096 connections or tasks at once, uvicorn answers 503 to every request.
+# uvicorn's own documented settings: an idle keep-alive connection closes 5 s after its last
+# response; beyond 4096 connections or tasks at once, uvicorn answers 503 to every request.
 # uvicorn still accepts and holds connections beyond it: the limit bounds running requests,
-# not memory, and it counts idle connections too. At 512 (the old value), 2,200 idle and
+# not memory, and it counts idle connections too. At 512 (an old value), 2,200 idle and
 # slowloris connections got every honest request a 503 (benchmarks/flood.py, README.md).
-# A flood beyond 4096 connections still does: a server open to untrusted clients belongs
-# behind the kit's nginx configuration (``fleet.nginx_config``).
+# MAX_HEAD_BYTES caps a request head (request line + headers) under h11 only
+# (``h11_max_incomplete_event_size``, answered 400); httptools, the kit's parser, has no cap.
+#
+# What uvicorn does not bound, and the kit alone therefore does not either: a connection that
+# sends nothing, or dribbles a request head (slowloris), stays open (uvicorn's keep-alive
+# timer runs only after a response, and any byte received stops it); a request head under
+# httptools may be any size (a 20 MB one is read whole). A server open to untrusted clients
+# belongs behind the kit's nginx configuration (``fleet.nginx_config``, ``FLOOD_DEFENCES``):
+# nginx gives a request head 5 s and 16 KiB, and passes on only whole requests.
 KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024
 MAX_CONCURRENCY = 4096
@@ -180,7 +184,9 @@ def _allowed_host(entry: str) -> str:
 class _StreamEnded(BaseException):
     """Raised from ``emit`` into the handler when its SSE stream has ended (the notification
     could not be encoded). A BaseException, like CancelledError, so that the core's
-    ``except Exception`` does not answer it: the stream already holds the answer."""
+    ``except Exception`` (or a handler's own) does not answer it: the stream already holds the
+    answer, and a second one would break HTTP-21. Correctness, not speed: it costs nothing on
+    a stream that ends normally."""
 
 
 class _SseStream:
@@ -404,7 +410,6 @@ class McpHttpEndpoint:
                 principal=principal,
                 headers=headers,
                 emit=stream.emit if stream is not None else None,
-                from_json_text=True,  # decode_body refused every non-JSON value
             )
         except _StreamEnded:
             if stream is not None:
@@ -534,126 +539,20 @@ def create_app(
 # -- serving ------------------------------------------------------------------------------------
 
 
-class _HeadDeadline:
-    """The timer uvicorn lacks, for either of its HTTP/1.1 protocols: a request-head deadline.
+def uvicorn_config(app: ASGIApp, *, log_level: str = "info", **overrides: Any) -> uvicorn.Config:
+    """The uvicorn settings of every kit server, in one place (limits: see above), all of them
+    uvicorn's documented settings.
 
-    uvicorn closes a keep-alive connection that stays idle after a response, but not one that
-    sends nothing at all or dribbles its head (slowloris), and any byte received stops its
-    timer for good. This closes a connection ``head_timeout_s`` after it opened, or after its
-    last response, unless a request is being answered by then: the adapter's body timeout and
-    the handler govern that request.
+    ``http="httptools"``: llhttp, in C; h11 (pure Python) costs the kit 0.56x the official
+    SDK's CPU per flow against 0.42-0.46x (benchmarks/bench_flows.py). An ``http="h11"``
+    override still gets the head cap (``h11_max_incomplete_event_size``). ``ws="none"``: the
+    kit serves no WebSocket, so an upgrade request is plain HTTP to it.
+    ``proxy_headers=False``: nothing in the kit reads the client's address or scheme, so no
+    ``X-Forwarded-*`` header may rewrite them (and the middleware that would costs time on
+    every request). The access log is built only at a level that prints it (info, debug).
     """
-
-    head_timeout_s: float = HEAD_TIMEOUT_S
-    _deadline: asyncio.TimerHandle | None = None
-    _idle_since: float = 0.0  # when the connection opened, or its last response ended
-    # provided by the uvicorn protocol class this is mixed into
-    loop: asyncio.AbstractEventLoop
-    transport: asyncio.Transport
-    cycle: Any
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)  # type: ignore[misc]
-        self._restart_deadline()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()  # type: ignore[misc]
-        self._restart_deadline()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        super().connection_lost(exc)  # type: ignore[misc]
-
-    def _restart_deadline(self) -> None:
-        # A timer already set stays: when it fires it looks at _idle_since and sets itself
-        # again for the rest, so a busy connection costs no new timer per response.
-        self._idle_since = self.loop.time()
-        if self._deadline is None:
-            self._set_timer(self.head_timeout_s)
-
-    def _set_timer(self, delay: float) -> None:
-        self._deadline = self.loop.call_later(delay, self._deadline_passed)
-
-    def _deadline_passed(self) -> None:
-        self._deadline = None
-        if self.cycle is not None and not self.cycle.response_complete:
-            return  # a request is being answered; its end restarts the deadline
-        left = self._idle_since + self.head_timeout_s - self.loop.time()
-        if left > 0:
-            self._set_timer(left)  # a response ended since the timer was set
-        elif not self.transport.is_closing():
-            self.transport.close()
-
-
-class DeadlineH11Protocol(_HeadDeadline, H11Protocol):
-    """uvicorn's pure-Python h11 protocol with the head deadline; h11 itself caps the request
-    head (``h11_max_incomplete_event_size``, answered 400)."""
-
-
-_HEAD_TOO_LARGE = (
-    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8"
-    b"\r\ncontent-length: 31\r\nconnection: close\r\n\r\nRequest header fields too large"
-)
-
-
-class DeadlineHttpToolsProtocol(_HeadDeadline, HttpToolsProtocol):
-    """uvicorn's httptools (llhttp, in C) protocol with the head deadline: the kit's default,
-    it parses requests and writes responses several times faster than h11. llhttp puts no
-    limit on a request head, so this counts the bytes of each head and answers 431 and closes
-    past ``MAX_HEAD_BYTES``."""
-
-    max_head_bytes: int = MAX_HEAD_BYTES
-    _head_bytes: int | None = 0  # bytes of the current request head; None once it is complete
-
-    def data_received(self, data: bytes) -> None:
-        if self._head_bytes is not None:
-            self._head_bytes += len(data)
-        super().data_received(data)
-        # Still inside a head, past the cap: refuse it. Bytes that arrive in the same read as
-        # the end of the previous request are not counted: at most one read (256 KiB) short.
-        if self._head_bytes is not None and self._head_bytes > self.max_head_bytes:
-            self._head_bytes = None
-            if not self.transport.is_closing():
-                self.transport.write(_HEAD_TOO_LARGE)
-                self.transport.close()
-
-    def on_headers_complete(self) -> None:
-        self._head_bytes = None  # the body is the adapter's to bound (MAX_BODY_BYTES)
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        self._head_bytes = 0  # what comes next is the next request's head
-        super().on_message_complete()
-
-
-def uvicorn_config(
-    app: ASGIApp,
-    *,
-    log_level: str = "info",
-    head_timeout_s: float = HEAD_TIMEOUT_S,
-    parser: str = "httptools",
-    **overrides: Any,
-) -> uvicorn.Config:
-    """The uvicorn settings of every kit server, in one place (limits: see above).
-
-    ``parser``: ``"httptools"`` (the default: llhttp, in C) or ``"h11"`` (pure Python), both
-    with the head deadline and the head cap. ``ws="none"``: the kit serves no WebSocket, so an
-    upgrade request is plain HTTP to it. ``proxy_headers=False``: nothing in the kit reads the
-    client's address or scheme, so no ``X-Forwarded-*`` header may rewrite them (and the
-    middleware that would costs time on every request). The access log is built only at a
-    level that prints it (info, debug).
-    """
-    bases: dict[str, type[_HeadDeadline]] = {
-        "httptools": DeadlineHttpToolsProtocol,
-        "h11": DeadlineH11Protocol,
-    }
-    base = bases[parser]
-    protocol: type[Any] = base
-    if head_timeout_s != base.head_timeout_s:
-        protocol = type(base.__name__, (base,), {"head_timeout_s": head_timeout_s})
     options: dict[str, Any] = {
-        "http": protocol,
+        "http": "httptools",
         "ws": "none",
         "log_level": log_level,
         "timeout_keep_alive": KEEP_ALIVE_S,

@@ -1,10 +1,12 @@
 """Bodies and connections are bounded (DESIGN §6): the size cap is checked before reading, a
-streamed body is read only up to the cap, a body that never arrives times out (408), and a
-connection that never sends a complete request head is closed.
+streamed body is read only up to the cap, a body that never arrives times out (408), an idle
+kept-alive connection is closed (uvicorn's documented settings), and, behind the kit's nginx
+(the kit alone has neither), a request head has a deadline and a size cap.
 
 The body tests call the ASGI app directly with a ``receive`` that counts what it hands out,
 so "did not read past the cap" is exact, not a memory estimate. The connection tests run
-uvicorn with the kit's own settings (``uvicorn_config``) on loopback.
+uvicorn with the kit's own settings (``uvicorn_config``) on loopback, alone or behind a real
+nginx with the kit's configuration (``fleet.nginx_config``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -20,11 +23,21 @@ from typing import Any
 
 import pytest
 import uvicorn
+from conftest import system_binary
 from helpers import request
 
+from mrtr_kit.fleet import Nginx, nginx_config
 from mrtr_kit.protocol.constants import HEADER_METHOD, HEADER_PROTOCOL_VERSION, PROTOCOL_VERSION
 from mrtr_kit.server import McpServer
-from mrtr_kit.server.http import MAX_BODY_BYTES, bind_tcp, create_app, uvicorn_config
+from mrtr_kit.server.http import (
+    KEEP_ALIVE_S,
+    MAX_BODY_BYTES,
+    MAX_CONCURRENCY,
+    MAX_HEAD_BYTES,
+    bind_tcp,
+    create_app,
+    uvicorn_config,
+)
 
 CHUNK = 64 * 1024
 
@@ -184,28 +197,40 @@ def test_a_normal_body_still_works():
     assert client.status == 200 and "result" in json.loads(client.body)
 
 
-# --- connections that never finish their request head (slowloris) -------------------------------
+# --- connections: the kit alone (uvicorn's documented settings) --------------------------------
 
 
-# Head deadlines: a short one where the test waits for the server to close a connection, and
-# one a busy machine cannot run out where the server must serve whole requests first (the
-# deadline runs from a connection's start and each response: a stalled server thread or test
-# thread must not make a request look late). No test measures how fast the close comes: it
-# only has to come before CLOSE_WAIT_S, a cap on a test that would otherwise hang.
-SHORT_HEAD_S = 0.5
-SERVING_HEAD_S = 3.0
-PAUSE_S = 0.5  # between requests on a busy connection: a sixth of SERVING_HEAD_S
+def test_uvicorn_config_uses_only_documented_settings():
+    """KIT (DESIGN §6): the kit configures uvicorn by its documented settings alone (no
+    protocol subclass): the httptools parser named as a string, an idle keep-alive connection
+    closed after KEEP_ALIVE_S, 503 past MAX_CONCURRENCY, and h11's head cap should h11 be
+    chosen. What these leave open (a request head's time and size) is nginx's job, below."""
+    config = uvicorn_config(create_app(build()), log_level="warning")
+    assert config.http == "httptools"
+    assert config.timeout_keep_alive == KEEP_ALIVE_S <= 10
+    assert config.limit_concurrency == MAX_CONCURRENCY
+    assert config.h11_max_incomplete_event_size == MAX_HEAD_BYTES
+    assert config.ws == "none" and config.proxy_headers is False
+    assert uvicorn_config(create_app(build()), http="h11").http == "h11"  # an override wins
+
+
+# Keep-alive deadlines: a short one where the test waits for the server to close a
+# connection, and a longer one where requests on one connection must be answered first. No
+# test measures how fast the close comes: it only has to come before CLOSE_WAIT_S, a cap on a
+# test that would otherwise hang.
+SHORT_KEEP_ALIVE_S = 1
+PAUSE_S = 0.5  # between requests on a busy connection: half the keep-alive deadline
 CLOSE_WAIT_S = 30.0
 PARSERS = ["httptools", "h11"]
 
 
 @contextlib.contextmanager
-def _serve(parser: str, head_timeout_s: float) -> Iterator[int]:
-    """uvicorn with the kit's settings and the head deadline ``head_timeout_s`` on a free
-    loopback port, with one of the HTTP parsers ``uvicorn_config`` offers."""
+def _serve(parser: str, keep_alive_s: float = KEEP_ALIVE_S) -> Iterator[int]:
+    """uvicorn with the kit's settings on a free loopback port, with one of uvicorn's HTTP
+    parsers and an idle keep-alive deadline of ``keep_alive_s``."""
     sock = bind_tcp("127.0.0.1", 0)
     config = uvicorn_config(
-        create_app(build()), log_level="warning", head_timeout_s=head_timeout_s, parser=parser
+        create_app(build()), log_level="warning", http=parser, timeout_keep_alive=keep_alive_s
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -222,16 +247,9 @@ def _serve(parser: str, head_timeout_s: float) -> Iterator[int]:
 
 
 @pytest.fixture(params=PARSERS)
-def live_port(request) -> Iterator[int]:
-    """A server with the short head deadline, each parser (httptools is the default)."""
-    with _serve(request.param, SHORT_HEAD_S) as port:
-        yield port
-
-
-@pytest.fixture(params=PARSERS)
 def serving_port(request) -> Iterator[int]:
-    """A server whose head deadline a request sent at once cannot miss, each parser."""
-    with _serve(request.param, SERVING_HEAD_S) as port:
+    """A kit server with a short keep-alive deadline, each parser (httptools is the kit's)."""
+    with _serve(request.param, SHORT_KEEP_ALIVE_S) as port:
         yield port
 
 
@@ -245,23 +263,9 @@ def _closed_within(port: int, payload: bytes, seconds: float = CLOSE_WAIT_S) -> 
                 received += chunk
         except TimeoutError:
             return False, received
+        except ConnectionResetError:  # nginx resets a timed-out connection (by design)
+            return True, received
         return True, received
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "payload",
-    [
-        pytest.param(b"", id="idle connection"),
-        pytest.param(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", id="half a request head"),
-    ],
-)
-def test_connection_without_a_request_head_is_closed(live_port, payload):
-    """KIT (DESIGN §6): uvicorn never times out a connection that sends nothing, or only part
-    of its request head (slowloris); the kit's protocol closes it after the head deadline
-    (before: still open after 8 s)."""
-    closed, _ = _closed_within(live_port, payload)
-    assert closed
 
 
 def _discover_request() -> bytes:
@@ -275,10 +279,27 @@ def _discover_request() -> bytes:
     return head + body
 
 
+def _large_head_request(kib: int, *, host: str = "127.0.0.1") -> bytes:
+    """server/discover with ``kib`` header lines of 1 KiB each, and Connection: close."""
+    body = json.dumps(request("server/discover")).encode()
+    filler = b"".join(b"X-Filler-%d: %s\r\n" % (n, b"a" * 1000) for n in range(kib))
+    head = (
+        (
+            f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n"
+            f"{HEADER_METHOD}: server/discover\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n"
+        ).encode()
+        + filler
+        + b"\r\n"
+    )
+    return head + body
+
+
 @pytest.mark.slow
 def test_keep_alive_connection_serves_requests_then_closes_when_idle(serving_port):
-    """The head deadline does not cut a request being answered: a full request gets its
-    answer on the same connection, and the connection closes once idle."""
+    """KIT (DESIGN §6): a full request gets its answer on a kept-alive connection, and the
+    connection is closed once idle for uvicorn's keep-alive deadline."""
     closed, received = _closed_within(serving_port, _discover_request())
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
     assert closed
@@ -301,17 +322,15 @@ def _one_response(s: socket.socket) -> bytes:
 
 
 @pytest.mark.slow
-def test_a_busy_keep_alive_connection_outlives_the_head_deadline(serving_port):
-    """KIT (DESIGN §6): the head deadline counts from the last response, not from the
+def test_a_busy_keep_alive_connection_outlives_the_keep_alive_deadline(serving_port):
+    """KIT (DESIGN §6): the keep-alive deadline counts from the last response, not from the
     connection's start: requests on one connection, each PAUSE_S after the last answer, for
-    1.5 x the deadline, are all answered; once idle, the connection is closed. (The pauses
-    make the connection idle most of the time, so a deadline counted from its start would
-    find it idle and close it; each pause leaves most of a deadline to spare.)"""
+    3 x the deadline, are all answered; once idle, the connection is closed."""
     with socket.create_connection(("127.0.0.1", serving_port)) as s:
         s.settimeout(CLOSE_WAIT_S)
         opened = time.monotonic()
         answered = 0
-        while time.monotonic() - opened < 1.5 * SERVING_HEAD_S:
+        while time.monotonic() - opened < 3 * SHORT_KEEP_ALIVE_S:
             s.sendall(_discover_request())
             answer = _one_response(s)
             assert answer.startswith(b"HTTP/1.1 200") and b"supportedVersions" in answer
@@ -322,31 +341,89 @@ def test_a_busy_keep_alive_connection_outlives_the_head_deadline(serving_port):
 
 
 @pytest.mark.slow
-def test_a_request_head_over_the_cap_is_refused_and_the_connection_closed(live_port):
-    """KIT (DESIGN §6): a request head (request line + headers) may be 16 KiB; a longer one
-    is refused (httptools: 431, h11: 400) and its connection closed, before any app code,
-    however fast it arrives. llhttp has no such cap of its own: the kit's protocol counts."""
-    filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
-    head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + filler * 20  # ~20 KB, never ends
-    closed, received = _closed_within(live_port, head)
-    assert closed
-    assert received.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), received[:40]
+def test_a_request_head_within_the_cap_is_served(serving_port):
+    """KIT (DESIGN §6): a 12 KB head with a body after it is answered as usual, by either
+    parser (h11 caps a head at MAX_HEAD_BYTES, 16 KiB)."""
+    _, received = _closed_within(serving_port, _large_head_request(12))
+    assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
 
 
 @pytest.mark.slow
-def test_a_request_head_within_the_cap_is_served(serving_port):
-    """The cap is the head's: a 12 KB head with a body after it is answered as usual."""
-    body = json.dumps(request("server/discover")).encode()
-    filler = b"".join(b"X-Filler-%d: %s\r\n" % (n, b"a" * 1000) for n in range(12))
-    head = (
-        (
-            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"{HEADER_PROTOCOL_VERSION}: {PROTOCOL_VERSION}\r\n"
-            f"{HEADER_METHOD}: server/discover\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n"
-        ).encode()
-        + filler
-        + b"\r\n"
-    )
-    _, received = _closed_within(serving_port, head + body)
+def test_under_h11_a_request_head_over_the_cap_is_refused():
+    """KIT (DESIGN §6): with ``http="h11"``, uvicorn's documented
+    ``h11_max_incomplete_event_size`` refuses a head over MAX_HEAD_BYTES with 400 and closes
+    the connection, before any app code. (httptools has no such cap: nginx's, below.)"""
+    filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+    head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + filler * 20  # ~20 KB, never ends
+    with _serve("h11") as port:
+        closed, received = _closed_within(port, head)
+    assert closed and received.startswith(b"HTTP/1.1 400"), received[:40]
+
+
+# --- behind the kit's nginx: a request head's deadline and size cap ------------------------------
+
+
+def _directive(config: str, name: str) -> str:
+    found = re.findall(rf"^\s*{name} ([^;]+);", config, re.M)
+    assert len(found) == 1, f"{name} should be set once: {found}"
+    return str(found[0])
+
+
+def _size(value: str) -> int:
+    units = {"k": 1024, "m": 1024 * 1024}
+    return int(value[:-1]) * units[value[-1]] if value[-1] in units else int(value)
+
+
+def test_the_nginx_config_bounds_a_request_head_in_time_and_size():
+    """KIT (DESIGN §6): the kit's nginx gives a request head at most 10 s, whether the
+    connection sends nothing or dribbles it (``client_header_timeout``), and caps it at the
+    kit's MAX_HEAD_BYTES (``large_client_header_buffers`` n x size; nginx's default is 4 x 8k)
+    and a body's pauses, a slow reader's and an idle kept-alive client's time."""
+    config = nginx_config(["http://127.0.0.1:9001/mcp"], port=8080, prefix="/tmp/x")
+    assert float(_directive(config, "client_header_timeout").removesuffix("s")) <= 10
+    assert float(_directive(config, "client_body_timeout").removesuffix("s")) <= 10
+    assert float(_directive(config, "send_timeout").removesuffix("s")) <= 10
+    assert float(_directive(config, "keepalive_timeout").removesuffix("s")) <= 10
+    number, size = _directive(config, "large_client_header_buffers").split()
+    assert int(number) * _size(size) == MAX_HEAD_BYTES
+    assert _size(_directive(config, "client_max_body_size")) <= MAX_BODY_BYTES * 1.1
+
+
+@pytest.fixture(scope="module")
+def nginx_port() -> Iterator[int]:
+    """The kit's nginx configuration in front of one kit server (the kit's own settings)."""
+    binary = system_binary("nginx", paths=("/usr/sbin/nginx",))
+    with _serve("httptools") as port, Nginx([f"http://127.0.0.1:{port}/mcp"], binary=binary) as n:
+        yield n.port
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "payload",
+    [
+        pytest.param(b"", id="idle connection"),
+        pytest.param(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", id="half a request head"),
+    ],
+)
+def test_behind_nginx_a_connection_without_a_request_head_is_closed(nginx_port, payload):
+    """KIT (DESIGN §6): a connection that sends nothing, or only part of its request head
+    (slowloris), is closed by nginx after ``client_header_timeout``; the kit alone would keep
+    it open (uvicorn has no head deadline)."""
+    closed, _ = _closed_within(nginx_port, payload)
+    assert closed
+
+
+@pytest.mark.slow
+def test_behind_nginx_a_request_head_over_the_cap_is_refused(nginx_port):
+    """KIT (DESIGN §6): a request head over nginx's cap (20 x 1 KiB lines) is refused, 400,
+    and its connection closed, however fast it arrives; the kit alone under httptools would
+    read it whole."""
+    closed, received = _closed_within(nginx_port, _large_head_request(20))
+    assert closed and received.startswith(b"HTTP/1.1 400"), received[:40]
+
+
+@pytest.mark.slow
+def test_behind_nginx_a_request_head_within_the_cap_is_served(nginx_port):
+    """KIT (DESIGN §6): the cap is the head's: a 12 KB head is passed on and answered."""
+    _, received = _closed_within(nginx_port, _large_head_request(12))
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received

@@ -113,10 +113,9 @@ def test_elic_14_checked_content_keeps_only_valid_form_fields():
 
 
 def test_elic_5_a_schema_that_passed_is_checked_again_once_changed():
-    """ELIC-5 (KIT): ``check_requested_schema`` remembers the schemas that passed (a handler
-    asks with the same form on every round), by their exact content: a form changed in place
-    is checked again, even to a value that is == the old one (True and 1.0 are 1 to Python,
-    not whole numbers to the subset) or a tuple where a list was."""
+    """ELIC-5 (KIT): a form that passed and is then changed in place is checked again and
+    refused, even for a value that is == the old one (True and 1.0 are 1 to Python, not whole
+    numbers to the subset) or a tuple where a list was (a cache keyed by value would miss it)."""
     schema = {
         "type": "object",
         "properties": {"name": {"type": "string", "minLength": 1}},
@@ -136,8 +135,8 @@ def test_elic_5_a_schema_that_passed_is_checked_again_once_changed():
 
 
 def test_elic_5_a_schema_that_is_not_plain_data_is_checked_too():
-    """ELIC-5 (KIT): a schema the remembered checks cannot key (a dict subclass, say) is
-    checked like any other: refused when outside the subset, accepted inside it."""
+    """ELIC-5 (KIT): a schema that is not plain data (a dict subclass, say) is checked like
+    any other: refused when outside the subset, accepted inside it."""
 
     class Form(dict):
         pass
