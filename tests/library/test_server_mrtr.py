@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import call, error, meta, request, result, run, stateful, with_bad_tag
+from helpers import call, error, meta, request, result, run, with_bad_tag
 
 from mrtr_kit.protocol.constants import (
     ELICITATION_CREATE,
@@ -602,17 +602,6 @@ def test_mrtr_e1_responses_must_parse_as_the_requested_kind(server, bad):
     )
     err = error(run(server, msg))
     assert err["code"] == -32602 and "user_name" in err["message"]
-
-
-def test_mrtr_c2_mrtr_e1_a_null_request_state_is_invalid_params():
-    """MRTR-C2 / MRTR-E1: a client omits ``requestState`` when it has none; ``null`` is a
-    malformed value (-32602), not "no state".
-
-    Kills: "requestState" emptied in the null check of ``_call``.
-    """
-    s, _ = stateful(state_key=KEY)
-    err = error(call(s, "tools/call", {"name": "step", "requestState": None}))
-    assert err["code"] == -32602
 
 
 def test_mrtr_e3_unrequested_answers_are_ignored(server):

@@ -1,11 +1,12 @@
-"""Envelope, _meta, versions, discovery, results and caching on the sans-IO core (digest §2, §8)."""
+"""Envelope, _meta (CORE-11), versions (VER-5), discovery, results, caching (CACHE-2) and the
+error code of each protocol problem (MRTR-E2) on the sans-IO core (digest §2, §8)."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from helpers import call, error, meta, request, result, run
+from helpers import call, error, meta, request, result, run, stateful
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -590,6 +591,18 @@ def test_mrtr_e2_a_bad_argument_inside_a_list_is_invalid_params_naming_where():
     s.tool("tag", description="t", input_schema=schema)(lambda ctx: "ok")
     err = error(call(s, "tools/call", {"name": "tag", "arguments": {"tags": [1]}}))
     assert err["code"] == -32602 and "tags.0" in err["message"]
+
+
+def test_mrtr_c2_mrtr_e2_a_null_request_state_is_invalid_params():
+    """MRTR-C2 / MRTR-E2: a client omits ``requestState`` when it has none; ``null`` breaks
+    the schema (``requestState`` is a string), so it is invalid params (-32602), not "no
+    state".
+
+    Kills: "requestState" emptied in the null check of ``_call``.
+    """
+    s, _ = stateful(state_key=KEY)
+    err = error(call(s, "tools/call", {"name": "step", "requestState": None}))
+    assert err["code"] == -32602
 
 
 # --- issue 8: a dict handed to McpServer.handle directly is decoded by nobody -----------------
