@@ -7,6 +7,7 @@ Each test names the rule it checks and fails if the rule is broken.
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 
 import pytest
 
@@ -21,12 +22,10 @@ from mrtr_kit.client import (
     NotJson,
     ProtocolViolation,
     RequestFactory,
-    ResultCache,
     TooManyRounds,
     client_capabilities,
     encode_request,
 )
-from mrtr_kit.client.cache import cache_key, fresh_for_ms, may_cache
 from mrtr_kit.client.call import DEFAULT_MAX_ROUNDS
 from mrtr_kit.client.factory import choose_version
 from mrtr_kit.client.results import Complete, NeedsInput, interpret_result, result_of
@@ -37,7 +36,9 @@ from mrtr_kit.protocol.constants import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     MRTR_METHODS,
+    PROTOCOL_VERSION,
 )
+from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
 
 FORM = {
     "method": "elicitation/create",
@@ -46,6 +47,7 @@ FORM = {
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     },
 }
+SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}}
 ACCEPT = {"action": "accept", "content": {"name": "Ann"}}
 
 
@@ -60,6 +62,14 @@ def irr(requests: dict | None = None, state: str | None = None) -> dict:
 
 def reply(request: dict, result: dict) -> dict:
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+def asking(request: dict, requests: dict, state: str | None = "s1") -> dict:
+    return reply(request, irr(requests, state))
+
+
+def done(request: dict) -> dict:
+    return reply(request, {"resultType": "complete", "content": []})
 
 
 def factory(**kw) -> RequestFactory:
@@ -128,6 +138,104 @@ def test_core_3_ids_are_never_reused():
     assert len(set(ids)) == 5
 
 
+def test_core_10_core_12_no_two_requests_share_a_mutable_part_of_meta():
+    """CORE-10 / CORE-12: every request gets its own ``_meta``; a transport that edits one
+    request (adds a header hint, redacts client info) never changes the next.
+
+    Kills: clientInfo, capabilities or an extra ``_meta`` value put in by reference.
+    """
+    factory = RequestFactory(
+        capabilities={"elicitation": {"form": {}}}, client_info={"name": "n", "version": "1"}
+    )
+    extra = {"progressToken": {"n": 1}}
+    first = factory.request("tools/call", {"name": "t"}, extra)
+    meta = first["params"]["_meta"]
+    meta[META_CLIENT_INFO]["name"] = "edited"
+    meta[META_CLIENT_CAPABILITIES]["elicitation"]["url"] = {}
+    meta["progressToken"]["n"] = 2
+    second = factory.request("tools/call", {"name": "t"}, extra)["params"]["_meta"]
+    assert second[META_CLIENT_INFO] == {"name": "n", "version": "1"}
+    assert second[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert second["progressToken"] == {"n": 1} and extra == {"progressToken": {"n": 1}}
+
+
+def test_core_10_a_factory_keeps_its_own_copy_of_what_it_was_given():
+    """CORE-10: the capabilities a client declares are the ones it was built with; changing
+    the dicts passed in afterwards does not change later requests.
+
+    Kills: ``dict(capabilities ...)`` and ``dict(client_info)`` dropped in the factory.
+    """
+    caps = {"elicitation": {"form": {}}}
+    info = {"name": "n", "version": "1"}
+    factory = RequestFactory(capabilities=caps, client_info=info)
+    caps["roots"] = {}
+    info["name"] = "changed"
+    meta = factory.meta()
+    assert meta[META_CLIENT_CAPABILITIES] == {"elicitation": {"form": {}}}
+    assert meta[META_CLIENT_INFO] == {"name": "n", "version": "1"}
+
+
+def test_core_12_client_info_from_a_model_goes_out_with_wire_names():
+    """CORE-12: ``clientInfo`` built from an ``Implementation`` model uses the wire's field
+    names (``websiteUrl``), not Python's.
+
+    Kills: ``by_alias=True`` turned into ``False`` when the factory dumps the model.
+    """
+    info = Implementation(name="kit", version="1", website_url="https://example.org")
+    meta = RequestFactory(client_info=info).meta()
+    assert meta[META_CLIENT_INFO] == {
+        "name": "kit",
+        "version": "1",
+        "websiteUrl": "https://example.org",
+    }
+
+
+def test_core_10_params_cannot_replace_the_required_meta():
+    """CORE-10: ``protocolVersion`` and ``clientCapabilities`` are always the client's own; a
+    ``_meta`` passed inside ``params`` is ignored, not sent instead.
+
+    Kills: the ``k != "_meta"`` filter dropped, or comparing against ``""``.
+    """
+    sent = RequestFactory().request("tools/list", {"_meta": {"x": 1}, "cursor": "c"})
+    assert sent["params"]["cursor"] == "c"
+    meta = sent["params"]["_meta"]
+    assert meta[META_PROTOCOL_VERSION] == PROTOCOL_VERSION and "x" not in meta
+
+
+@pytest.mark.parametrize("key", ["_meta", "inputResponses", "requestState"])
+def test_mrtr_c2_a_call_refuses_params_that_each_round_adds_itself(key):
+    """MRTR-C2 / MRTR-C5: answers, state and ``_meta`` are added by each round; passed in the
+    original params they would go out on round 1 (a state the server never sent). Refused.
+
+    Kills: "_meta" or "inputResponses" emptied in RESERVED_CALL_PARAMS.
+    """
+    with pytest.raises(ValueError, match="must not contain"):
+        MrtrCall(RequestFactory(), "tools/call", {"name": "t", key: {}})
+
+
+def test_core_10_a_plain_request_keeps_its_own_params():
+    """CORE-10 / VER-2: a plain request repeats its own params on a resend: a caller that
+    changes the dict it passed, or the request it sent, changes nothing; read-only mappings
+    are accepted. Once its result arrives it is complete.
+
+    Kills: ``copy.deepcopy`` or ``dict`` dropped in ``PlainRequest``; its COMPLETE status
+    not set.
+    """
+    from mrtr_kit.client.call import PlainRequest
+
+    params = {"cursor": "c", "filter": {"tags": ["a"]}}
+    plain = PlainRequest(RequestFactory(), "tools/list", params)
+    params["filter"]["tags"].append("late")
+    first = plain.first_request()
+    first["params"]["filter"]["tags"].append("edited")
+    resent = plain.resend_request()
+    assert resent["params"]["filter"] == {"tags": ["a"]}
+    plain.receive(reply(resent, {"tools": []}))
+    assert plain.status is CallStatus.COMPLETE
+    proxy = PlainRequest(RequestFactory(), "tools/list", MappingProxyType({"cursor": "x"}))
+    assert proxy.first_request()["params"]["cursor"] == "x"
+
+
 # --- reading results -----------------------------------------------------------------------------
 
 
@@ -192,6 +300,66 @@ def test_err_4_remote_errors_keep_code_message_and_data():
     assert info.value.http_status == 200
     for local in (ProtocolViolation, TooManyRounds, InvalidAnswers, NoMutualVersion):
         assert issubclass(local, McpClientError) and not issubclass(local, McpRemoteError)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [[1], "complete", None],
+    ids=["list", "string", "null"],
+)
+def test_core_4_a_result_that_is_not_an_object_is_a_protocol_violation(result):
+    """CORE-4: a result response has a ``result`` object; anything else is refused clearly.
+
+    Kills: the two "not an object" raises removed (result_of, interpret_result).
+    """
+    with pytest.raises(ProtocolViolation):
+        result_of({"jsonrpc": "2.0", "id": 1, "result": result})
+    with pytest.raises(ProtocolViolation):
+        interpret_result("tools/call", result)
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [["k"], {"k": "elicitation/create"}, {"k": ["elicitation/create"]}],
+    ids=["list", "string-value", "list-value"],
+)
+def test_mrtr_s2b_input_requests_of_the_wrong_shape_are_a_protocol_violation(requests):
+    """MRTR-S2 / MRTR-S2b: ``inputRequests`` is a map of request objects; a list, or a value
+    that is not an object, is a protocol violation - never a crash of the client.
+
+    Kills: the "inputRequests must be an object" raise removed; the ``isinstance(request,
+    dict)`` check dropped.
+    """
+    with pytest.raises(ProtocolViolation):
+        interpret_result("tools/call", {"resultType": "input_required", "inputRequests": requests})
+
+
+def test_core_4_an_error_without_an_id_is_the_servers_error_not_a_mismatch():
+    """CORE-4: a server that could not read the request's id answers without one; the client
+    reports that error (code and message), not an id mismatch.
+
+    Kills: ``rid is not None and`` dropped from the id check in ``receive``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    call.first_request()
+    response = {"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}}
+    with pytest.raises(McpRemoteError) as raised:
+        call.receive(response)
+    assert raised.value.code == -32700 and call.status is CallStatus.FAILED
+
+
+def test_rt_3_a_protocol_violation_fails_the_call():
+    """RT-3: an unknown ``resultType`` is invalid; the call is FAILED (and may be resent),
+    not left waiting for a response that already came.
+
+    Kills: ProtocolViolation dropped from the ``except`` that marks the call failed.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    first = call.first_request()
+    with pytest.raises(ProtocolViolation):
+        call.receive(reply(first, {"resultType": "partial"}))
+    assert call.status is CallStatus.FAILED
+    assert call.resend_request()["params"]["name"] == "t"
 
 
 # --- one call across rounds ----------------------------------------------------------------------
@@ -354,27 +522,6 @@ def test_mrtr_c7_state_only_rounds_back_off():
     assert state_only_delay(0) == 0.0
 
 
-def test_mrtr_c9_results_of_rounds_with_inputs_are_never_cacheable():
-    """MRTR-C9 / CACHE-2 / CACHE-3: input_required results and results of requests carrying
-    inputResponses or requestState may not be cached, even for resources/read."""
-    f = factory()
-    listing = f.request("tools/list")
-    assert may_cache(listing, Complete({"tools": []}))
-    read = MrtrCall.resource(f, "kit://r")
-    first = read.first_request()
-    assert may_cache(first, Complete({"contents": []}))
-    assert not may_cache(first, NeedsInput({"k": FORM}, "S", irr({"k": FORM}, "S")))
-    read.receive(reply(first, irr({"k": FORM}, "S")))
-    retry = read.retry_request({"k": ACCEPT})
-    assert not may_cache(retry, Complete({"contents": [], "ttlMs": 60000}))
-    state_only = dict(
-        retry, params={k: v for k, v in retry["params"].items() if k != "inputResponses"}
-    )
-    assert not may_cache(state_only, Complete({"contents": []}))
-    tool = f.request("tools/call", {"name": "t"})
-    assert not may_cache(tool, Complete({"content": []}))  # CACHE-6
-
-
 def test_error_response_fails_the_call_and_resend_keeps_the_round():
     """VER-2 / HTTP-26: after an error the same round can be re-sent under a fresh id."""
     call = MrtrCall.tool(factory(), "t")
@@ -404,6 +551,157 @@ def test_call_params_reject_reserved_keys():
         MrtrCall(factory(), "tools/list", {})
 
 
+def test_mrtr_c7_a_one_round_limit_is_allowed_and_zero_is_not():
+    """MRTR-C7 (KIT limit): ``max_rounds=1`` means the first request only; 0 is refused.
+
+    Kills: ``max_rounds < 1`` turned into ``<= 1`` or ``< 0``; its raise removed.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t", max_rounds=1)
+    first = call.first_request()
+    call.receive(asking(first, {"k": FORM}))
+    with pytest.raises(TooManyRounds):
+        call.retry_request({"k": ACCEPT})
+    with pytest.raises(ValueError, match="at least 1"):
+        MrtrCall.tool(RequestFactory(), "t", max_rounds=0)
+
+
+def test_mrtr_c7_a_new_call_has_sent_no_round_and_has_no_outcome():
+    """MRTR-C7: ``rounds`` counts the rounds sent (0 before the first), and a new call has no
+    result and nothing to answer yet.
+
+    Kills: ``self.rounds = 0`` removed or set to 1; ``self.outcome = None`` removed.
+    """
+    call = MrtrCall.resource(RequestFactory(), "file:///a")
+    assert call.rounds == 0 and call.result is None and call.input_required is None
+    assert call.status is CallStatus.NEW
+    call.first_request()
+    assert call.rounds == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "target"),
+    [
+        (lambda f: MrtrCall.tool(f, "get_weather"), "get_weather"),
+        (lambda f: MrtrCall.prompt(f, "greet"), "greet"),
+        (lambda f: MrtrCall.resource(f, "file:///notes.txt"), "file:///notes.txt"),
+    ],
+    ids=["tool", "prompt", "resource"],
+)
+def test_mrtr_c5_a_call_knows_its_target(make, target):
+    """MRTR-C5: the target every round repeats is the tool or prompt name, or the resource
+    URI (also what TooManyRounds reports).
+
+    Kills: "resources/read" or "uri" emptied in ``MrtrCall.target``.
+    """
+    assert make(RequestFactory()).target == target
+
+
+def test_mrtr_c5_params_are_a_copy_and_any_mapping_will_do():
+    """MRTR-C5: the call keeps a private copy of its params: what ``params`` returns and what
+    the caller passed can be changed without changing the next round. Read-only mappings
+    (``MappingProxyType``) are accepted for params, arguments and extra ``_meta``.
+
+    Kills: ``dict(...)`` dropped before the deep copy of params, of tool or prompt arguments,
+    or of the extra ``_meta``; ``params`` returned without a copy.
+    """
+    factory = RequestFactory()
+    args = MappingProxyType({"city": "Paris"})
+    meta = {"progressToken": "p1"}
+    call = MrtrCall.tool(factory, "w", args, meta=meta)
+    prompt = MrtrCall.prompt(factory, "p", MappingProxyType({"tone": "dry"}))
+    raw = MrtrCall(factory, "resources/read", MappingProxyType({"uri": "file:///a"}))
+    view = call.params
+    view["arguments"]["city"] = "Rome"
+    meta["progressToken"] = "p2"
+    first = call.first_request()
+    assert first["params"]["arguments"] == {"city": "Paris"}
+    assert first["params"]["_meta"]["progressToken"] == "p1"
+    assert call.params == {"name": "w", "arguments": {"city": "Paris"}}
+    assert prompt.first_request()["params"]["arguments"] == {"tone": "dry"}
+    assert raw.first_request()["params"]["uri"] == "file:///a"
+
+
+def test_mrtr_c6_a_resend_repeats_the_round_even_if_the_sent_request_was_edited():
+    """MRTR-C6 / HTTP-26: a resend is the same round again; a transport that edited the
+    request it sent (say, while logging it) does not change the resend.
+
+    Kills: ``copy.deepcopy`` of the answers dropped in ``_send``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    first = call.first_request()
+    call.receive(asking(first, {"k": FORM}))
+    retry = call.retry_request({"k": {"action": "accept", "content": {"name": "Ann"}}})
+    retry["params"]["inputResponses"]["k"]["content"]["name"] = "edited"
+    assert call.resend_request()["params"]["inputResponses"] == {"k": ACCEPT}
+
+
+def test_mrtr_c6_answers_are_copied_when_the_round_is_built():
+    """MRTR-C6: the answers of a round are the ones given when it was built; a caller that
+    reuses its answer dict (a form widget's value) must not change a later resend.
+
+    Kills: the ``copy.deepcopy`` of the answers dropped in ``_check_answers``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    first = call.first_request()
+    call.receive(asking(first, {"k": FORM}))
+    answer = {"action": "accept", "content": {"name": "Ann"}}
+    call.retry_request({"k": answer})
+    answer["content"]["name"] = "Bob"
+    assert call.resend_request()["params"]["inputResponses"] == {"k": ACCEPT}
+
+
+def test_mrtr_c6_sampling_answers_go_out_with_wire_names():
+    """MRTR-C6 / SAMP-1: a ``CreateMessageResult`` answer is sent as the wire's
+    ``CreateMessageResult`` (``stopReason``), whatever model object the caller used.
+
+    Kills: ``by_alias=True`` turned into ``False`` in ``answer_to_wire``.
+    """
+    call = MrtrCall.tool(RequestFactory(capabilities={"sampling": {}}), "t")
+    first = call.first_request()
+    call.receive(asking(first, {"s": SAMPLE}))
+    answer = CreateMessageResult(
+        role="assistant", content=TextContent(text="hi"), model="m", stop_reason="endTurn"
+    )
+    sent = call.retry_request({"s": answer})["params"]["inputResponses"]["s"]
+    assert sent["stopReason"] == "endTurn" and "stop_reason" not in sent
+    json.dumps(sent)
+
+
+def test_mrtr_c3_a_round_is_sent_once_then_it_waits_for_its_response():
+    """MRTR-C3 / MRTR-C4: after a retry is built the call waits for its response; it cannot
+    build another retry from the same answers meanwhile, nor a first request twice, nor take
+    a response when none is awaited, nor resend before anything was sent.
+
+    Kills: the status check dropped from ``input_required`` (or its ``and`` made ``or``);
+    the "already called", "nothing to resend" and "no request is awaiting" raises removed.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    with pytest.raises(RuntimeError, match="nothing to resend"):
+        call.resend_request()
+    first = call.first_request()
+    with pytest.raises(RuntimeError, match="already called"):
+        call.first_request()
+    call.receive(asking(first, {"k": FORM}))
+    with pytest.raises(RuntimeError, match="no request is awaiting"):
+        call.receive(asking(first, {"k": FORM}))
+    retry = call.retry_request({"k": ACCEPT})
+    assert call.input_required is None
+    with pytest.raises(RuntimeError, match="nothing to retry"):
+        call.retry_request({"k": ACCEPT})
+    call.receive(done(retry))
+    assert call.is_complete and call.rounds == 2
+
+
+def test_mrtr_c7_state_only_backoff_defaults_to_50_ms_doubling_up_to_2_s():
+    """MRTR-C7 (KIT numbers): without arguments the backoff after state-only results is
+    0.05 s, 0.1 s, 0.2 s ... and never more than 2 s.
+
+    Kills: the 0.05 s base or the 2 s cap changed.
+    """
+    assert [state_only_delay(n) for n in (1, 2, 3)] == [0.05, 0.1, 0.2]
+    assert state_only_delay(7) == 2.0 and state_only_delay(50) == 2.0
+
+
 # --- version negotiation ---------------------------------------------------------------------
 
 
@@ -426,7 +724,36 @@ def test_ver_2_no_mutual_version_is_reported():
         choose_version(McpRemoteError(-32022, "x", {"requested": "y"}), ("2026-07-28",))
 
 
-# --- issue 8: request bytes and what a caching client keeps ---------------------------------
+def test_err_1_ver_2_a_supported_list_with_a_non_string_is_a_protocol_violation():
+    """ERR-1 / VER-2: ``data.supported`` of -32022 is a list of strings; one that is not is a
+    protocol violation, and an error that is not -32022 is not a version error at all.
+
+    Kills: the "every entry is a string" half of the check dropped; the "not an
+    UnsupportedProtocolVersion error" raise removed.
+    """
+    bad = McpRemoteError(-32022, "Unsupported", {"supported": [PROTOCOL_VERSION, 2025]})
+    with pytest.raises(ProtocolViolation):
+        choose_version(bad, [PROTOCOL_VERSION])
+    other = McpRemoteError(-32602, "Invalid params", {"supported": [PROTOCOL_VERSION]})
+    with pytest.raises(ValueError, match="not an UnsupportedProtocolVersion"):
+        choose_version(other, [PROTOCOL_VERSION])
+
+
+def test_ver_2_the_factory_keeps_its_own_versions_and_says_which_it_chose():
+    """VER-2: the versions a client speaks are fixed when it is built (a list passed in and
+    changed later changes nothing); ``negotiate`` returns the version it switched to.
+
+    Kills: ``tuple(supported_versions)`` unwrapped; ``negotiate`` returning None.
+    """
+    ours = ["2027-01-01", PROTOCOL_VERSION]
+    factory = RequestFactory(protocol_version="2027-01-01", supported_versions=ours)
+    ours.clear()
+    assert factory.supported_versions == ("2027-01-01", PROTOCOL_VERSION)
+    error = McpRemoteError(-32022, "no", {"supported": [PROTOCOL_VERSION]})
+    assert factory.negotiate(error) == PROTOCOL_VERSION == factory.protocol_version
+
+
+# --- issue 8: request bytes (what a caching client keeps: test_client_cache.py) ---------------
 
 
 def test_core_1_mrtr_c2_request_bytes_are_utf8_and_echo_a_lone_surrogate_exactly():
@@ -449,64 +776,6 @@ def test_core_1_a_request_json_cannot_carry_is_a_clear_client_error(bad):
     request = factory().request("tools/call", {"name": "t", "arguments": {"x": bad}})
     with pytest.raises(NotJson, match="tools/call"):
         encode_request(request)
-
-
-def test_cache_4_the_key_is_method_plus_the_params_that_change_the_result():
-    """CACHE-4: same method and uri/cursor -> same key (ids and _meta do not count); another
-    method, uri or cursor -> another key, so a cached result is never served for them."""
-    f = factory()
-    a1, a2 = (
-        f.request("resources/read", {"uri": "kit://a"}),
-        f.request("resources/read", {"uri": "kit://a"}),
-    )
-    assert a1["id"] != a2["id"] and cache_key(a1) == cache_key(a2)
-    keys = {
-        cache_key(f.request("resources/read", {"uri": "kit://b"})),
-        cache_key(a1),
-        cache_key(f.request("tools/list")),
-        cache_key(f.request("tools/list", {"cursor": ""})),
-        cache_key(f.request("tools/list", {"cursor": "2"})),
-        cache_key(f.request("prompts/list")),
-        cache_key(f.request("server/discover")),
-    }
-    assert len(keys) == 7 and None not in keys
-    assert cache_key(f.request("tools/call", {"name": "t"})) is None  # CACHE-6
-
-
-@pytest.mark.parametrize(
-    ("ttl", "fresh"), [(5000, 5000), (0, 0), (None, 0), (-1, 0), (True, 0), ("60", 0)]
-)
-def test_cache_5_ttl_is_read_defensively(ttl, fresh):
-    """CACHE-5: absent, non-integer or negative ttlMs count as 0: stale at once."""
-    result = {"tools": []} if ttl is None else {"tools": [], "ttlMs": ttl}
-    assert fresh_for_ms(result) == fresh
-
-
-def test_cache_4_5_result_cache_serves_only_fresh_results_for_the_same_request():
-    """CACHE-4 / CACHE-5 / CACHE-3: fresh while now < received + ttlMs; never for another
-    request; never a result of a retry or an input_required result."""
-    clock = [1000.0]
-    cache = ResultCache(now=lambda: clock[0])
-    f = factory()
-    listing = f.request("tools/list")
-    assert cache.store(listing, Complete({"tools": ["t"], "ttlMs": 500}))
-    assert cache.lookup(f.request("tools/list")) == {"tools": ["t"], "ttlMs": 500}
-    assert cache.lookup(f.request("prompts/list")) is None
-    assert cache.lookup(f.request("tools/list", {"cursor": "2"})) is None
-    clock[0] = 1499.0
-    assert cache.lookup(f.request("tools/list")) is not None
-    clock[0] = 1500.0
-    assert cache.lookup(f.request("tools/list")) is None  # stale at received + ttlMs
-    assert not cache.store(listing, Complete({"tools": [], "ttlMs": 0}))
-    assert not cache.store(listing, Complete({"tools": [], "ttlMs": -5}))
-    assert not cache.store(listing, Complete({"tools": []}))  # absent: 0
-    read = MrtrCall.resource(f, "kit://r")
-    first = read.first_request()
-    assert not cache.store(first, NeedsInput({"k": FORM}, "S", irr({"k": FORM}, "S")))
-    read.receive(reply(first, irr({"k": FORM}, "S")))
-    retry = read.retry_request({"k": ACCEPT})
-    assert not cache.store(retry, Complete({"contents": [], "ttlMs": 60000}))
-    assert cache.lookup(first) is None
 
 
 # --- the call's state machine: one table (client/transitions.py) ------------------------------

@@ -37,7 +37,7 @@ from mrtr_kit.client import (
 )
 from mrtr_kit.client.call import PlainRequest
 from mrtr_kit.client.results import check_response_id
-from mrtr_kit.protocol.constants import META_PROTOCOL_VERSION, META_SERVER_INFO
+from mrtr_kit.protocol.constants import META_PROTOCOL_VERSION, META_SERVER_INFO, PROTOCOL_VERSION
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 
@@ -321,3 +321,44 @@ def test_mrtr_r3_rt_3_plain_requests_are_one_round_and_negotiate_like_calls():
         with pytest.raises(ProtocolViolation, match=rule):
             plain.receive(reply(plain.first_request(), result))
         assert plain.status is CallStatus.FAILED
+
+
+# --- the step a call keeps (call.step, call.request) -------------------------------------------
+
+
+def test_mrtr_c3_a_new_call_has_no_step_and_no_request_yet():
+    """MRTR-C3: before round 1 a call has built no request and has no step to act on.
+
+    Kills: ``self.request = {}`` or ``self._step = None`` removed from ``Exchange.__init__``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    assert call.request == {} and call.step is None
+    first = call.first_request()
+    assert call.request is first and call.step is None
+
+
+def test_ver_2_the_resend_is_the_calls_step_and_each_round_may_negotiate_once():
+    """VER-2: after -32022 ``call.step`` is the ``Resend`` (a driver that reads the step, not
+    the return value, sends it too); a later round that meets -32022 again negotiates again.
+
+    Kills: ``self._step = resend`` removed; ``self._renegotiated = False`` removed from
+    ``_next_round``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    step = call.receive(version_error(call.first_request(), [PROTOCOL_VERSION]))
+    assert isinstance(step, Resend) and call.step is step
+    call.receive(asking(step.request))
+    again = call.receive(version_error(call.retry_request({"k": ACCEPT}), [PROTOCOL_VERSION]))
+    assert isinstance(again, Resend) and call.rounds == 2
+
+
+def test_mrtr_c8_only_a_question_of_the_waiting_round_can_be_refused():
+    """MRTR-C8: ``refuse`` names the error for a question of the round the call waits on; a
+    complete call has no question left to refuse.
+
+    Kills: ``needs is None`` dropped from the check in ``refuse``.
+    """
+    call = MrtrCall.tool(RequestFactory(), "t")
+    call.receive(reply(call.first_request(), {"resultType": "complete", "content": []}))
+    with pytest.raises(RuntimeError, match="not asked"):
+        call.refuse("k")

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import error, meta, request, result
+from helpers import error, request, result
 
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
@@ -120,22 +120,6 @@ def test_http_8_header_names_in_any_case_values_exactly():
     assert code(handle(s, call, headers=upper_name)) == -32020
 
 
-def test_ver_5_legacy_initialize_without_headers_learns_the_supported_versions():
-    """VER-1 / VER-5: a 2025-11-25 ``initialize`` (its version in params, no _meta) gets
-    -32022 listing what is supported, with or without HTTP headers."""
-    s = build()
-    legacy = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
-    }
-    for headers in (None, {}):
-        err = error(handle(s, legacy, headers=headers))
-        assert err["code"] == -32022
-        assert err["data"] == {"supported": [PROTOCOL_VERSION], "requested": "2025-11-25"}
-
-
 # --- HTTP statuses: one table in the adapter (§2.6) ------------------------------------------
 
 
@@ -192,27 +176,6 @@ def test_kit_token_ids_and_clock_are_arguments():
     assert code(reply) == -32603
 
 
-def test_core_11_meta_helpers_still_build_valid_requests():
-    """CORE-11: the shared request builder gives a _meta the pipeline accepts (a guard for
-    the other tests in this file)."""
-    assert meta()[META_PROTOCOL_VERSION] == PROTOCOL_VERSION
-    assert "tools" in result(handle(build(), request("server/discover")))["capabilities"]
-
-
-def test_core_11_a_methods_params_carry_the_meta_step_5_validated_not_a_second_copy():
-    """CORE-11 is checked once, in step 5 (``check_request_meta``); the method's params model then
-    takes that very ``RequestMeta`` (KIT: validating ``_meta`` a second time costs a pydantic
-    pass per request and could only agree)."""
-    from mrtr_kit.protocol.models import CallToolRequestParams, JSONRPCRequest
-    from mrtr_kit.server.core import _parse, check_request_meta
-
-    params = request("tools/call", {"name": "echo", "arguments": {}})["params"]
-    checked = check_request_meta(JSONRPCRequest(id=1, method="tools/call", params=params))
-    parsed = _parse(CallToolRequestParams, params, checked)
-    assert parsed.meta is checked
-    assert parsed.name == "echo" and params["_meta"] is not checked  # the caller's dict untouched
-
-
 def test_http_14_a_tool_name_that_is_no_string_is_invalid_params_over_http_too():
     """HTTP-14 / CORE-1: a tools/call whose ``name`` is not a string reaches the method's own
     check (-32602, HTTP 200, KIT-HTTP-B), never an internal error, with headers or without."""
@@ -223,16 +186,3 @@ def test_http_14_a_tool_name_that_is_no_string_is_invalid_params_over_http_too()
         for headers in (sent, None):
             reply = handle(s, call, headers=headers)
             assert code(reply) == -32602 and http_status(reply) == 200, (name, headers)
-
-
-def test_ver_5_legacy_initialize_with_some_other_meta_is_still_legacy():
-    """VER-5: a 2025-11-25 ``initialize`` may carry a ``_meta`` of its own (a progress token);
-    without a 2026-07-28 protocolVersion in it, it still learns the supported versions."""
-    s = build()
-    legacy = {
-        "jsonrpc": "2.0",
-        "id": 4,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "_meta": {"progressToken": 1}},
-    }
-    assert error(handle(s, legacy))["data"]["supported"] == [PROTOCOL_VERSION]

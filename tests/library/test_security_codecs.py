@@ -492,6 +492,15 @@ def accepted(body: dict[str, Any]) -> bool:
     return False
 
 
+def test_mrtr_s5b_state_expires():
+    """MRTR-S5b: a state presented after its expiry (plus the allowed clock skew) is rejected."""
+    clock = Clock()
+    s = server(clock)
+    state = first_round(s)
+    clock.t += s.states.ttl_s + 60
+    assert not accepted(retry(s, state))
+
+
 def test_sec_4_mrtr_s5b_a_state_lives_15_minutes_plus_30_s_of_clock_skew():
     """SEC-4 / MRTR-S5b (KIT numbers): by default a state is good for 15 minutes, and another
     instance whose clock is up to 30 s off still accepts it.
@@ -590,18 +599,3 @@ def test_sec_1_mrtr_s4_malformed_claims_are_refused_even_when_nothing_is_bound(c
     else:
         claims[name] = value
     assert not accepted(retry(s, PlainStateCodec().seal(claims)))
-
-
-def test_sec_2_every_state_rejection_carries_the_same_data_even_if_a_reply_was_changed():
-    """SEC-2 (KIT): every rejected state gets the same error, so a forger learns nothing.
-    A caller that edits one reply (an adapter adding a field to ``error.data``) must not
-    change the next one.
-
-    Kills: ``invalid_state_error`` handing out its shared data dict instead of a copy.
-    """
-    s = server(Clock())
-    first = error(run(s, request("tools/call", {"name": "two_rounds", "requestState": "x"})))
-    assert first["data"] == INVALID_STATE
-    first["data"]["hint"] = "added by a caller"
-    second = error(run(s, request("tools/call", {"name": "two_rounds", "requestState": "y"})))
-    assert second["data"] == INVALID_STATE

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import call, error, meta, request, result, run, stateful, with_bad_tag
+from helpers import call, error, meta, request, result, run, with_bad_tag
 
 from mrtr_kit.protocol.constants import (
     ELICITATION_CREATE,
@@ -338,7 +338,7 @@ def test_mrtr_s4_s4a_tampered_state_is_rejected_with_an_error(server):
 
 
 def test_mrtr_s4a_every_rejection_looks_the_same_on_the_wire(server):
-    """MRTR-S4a / SEC-2: forged, expired, cross-principal and cross-request states get one
+    """MRTR-S4a: forged, expired, cross-principal and cross-request states get one
     identical error body, so an attacker cannot tell which check failed."""
     clock = Clock()
     s = build(clock)
@@ -359,6 +359,21 @@ def test_mrtr_s4a_every_rejection_looks_the_same_on_the_wire(server):
     assert all(b == bodies[0] for b in bodies), bodies
 
 
+def test_mrtr_s4a_every_state_rejection_carries_the_same_data_even_if_a_reply_was_changed():
+    """MRTR-S4a (KIT: one answer for every rejection): every rejected state gets the same
+    error, so a forger learns nothing. A caller that edits one reply (an adapter adding a
+    field to ``error.data``) must not change the next one.
+
+    Kills: ``invalid_state_error`` handing out its shared data dict instead of a copy.
+    """
+    s = build()
+    first = error(run(s, request("tools/call", {"name": "greet", "requestState": "x"})))
+    assert first["data"] == {"reason": "invalid_request_state"}
+    first["data"]["hint"] = "added by a caller"
+    second = error(run(s, request("tools/call", {"name": "greet", "requestState": "y"})))
+    assert second["data"] == {"reason": "invalid_request_state"}
+
+
 def test_mrtr_s4b_every_state_the_kit_issues_is_integrity_protected(server):
     """MRTR-S4b: skipping protection is allowed only when tampering is harmless; the kit never
     relies on that, so flipping any single character of any issued state is rejected."""
@@ -376,6 +391,8 @@ def test_mrtr_s4b_every_state_the_kit_issues_is_integrity_protected(server):
 
 
 # --- MRTR-S5a..d --------------------------------------------------------------------------------
+# MRTR-S5b (lifetime, clock tolerance) is checked through McpServer.handle in the last section
+# of test_security_codecs.py.
 
 
 def test_mrtr_s5a_state_bound_to_principal():
@@ -387,18 +404,6 @@ def test_mrtr_s5a_state_bound_to_principal():
     assert (
         result(run(s, retry(first, r2, answers, capabilities=FORM), "alice"))["resultType"]
         == "complete"
-    )
-
-
-def test_mrtr_s5b_state_expires():
-    """MRTR-S5b: a state presented after its expiry (plus the allowed clock skew) is rejected."""
-    clock = Clock()
-    s = build(clock)
-    first, r2 = _book_round_two(s)
-    clock.t += s.states.ttl_s + 60
-    assert (
-        error(run(s, retry(first, r2, {"confirm": accept(ok=True)}, capabilities=FORM)))["code"]
-        == -32602
     )
 
 
@@ -564,6 +569,8 @@ def test_mrtr_s8_declined_answers_are_asked_again(server):
 
 
 # --- MRTR-E1..E4 ---------------------------------------------------------------------------------
+# MRTR-E2 (a fitting JSON-RPC error code for each protocol problem) is checked in
+# test_server_protocol.py with the other envelope and params checks.
 
 
 @pytest.mark.parametrize("bad", [12345, None, [], "yes", True])
@@ -595,28 +602,6 @@ def test_mrtr_e1_responses_must_parse_as_the_requested_kind(server, bad):
     )
     err = error(run(server, msg))
     assert err["code"] == -32602 and "user_name" in err["message"]
-
-
-def test_mrtr_c2_mrtr_e1_a_null_request_state_is_invalid_params():
-    """MRTR-C2 / MRTR-E1: a client omits ``requestState`` when it has none; ``null`` is a
-    malformed value (-32602), not "no state".
-
-    Kills: "requestState" emptied in the null check of ``_call``.
-    """
-    s, _ = stateful(state_key=KEY)
-    err = error(call(s, "tools/call", {"name": "step", "requestState": None}))
-    assert err["code"] == -32602
-
-
-def test_mrtr_e2_protocol_problems_get_fitting_codes(server):
-    """MRTR-E2: schema-invalid params -> -32602; an internal failure -> -32603 whose message
-    reveals nothing of the exception."""
-    assert error(run(server, request("tools/call", {"arguments": {}})))["code"] == -32602
-    bad_args = {"name": "book", "arguments": {"restaurant": 7}}
-    err = error(run(server, request("tools/call", bad_args)))
-    assert err["code"] == -32602 and "restaurant" in err["message"]
-    err = error(run(server, request("tools/call", {"name": "explode"})))
-    assert err == {"code": -32603, "message": "Internal error"}
 
 
 def test_mrtr_e3_unrequested_answers_are_ignored(server):
@@ -677,20 +662,6 @@ def test_rt_1_mrtr_s4a_s7_a_raw_input_required_result_is_refused_loudly(server, 
     reply = run(server, request("tools/call", {"name": tool}, capabilities={}))
     assert error(reply) == {"code": -32603, "message": "Internal error"}
     assert "ctx.input_required" in caplog.text or "resultType" in caplog.text
-
-
-def test_cache_2_a_raw_input_required_resource_result_never_carries_cache_hints():
-    """CACHE-2: resources/read is cacheable, so a raw input_required result there would pick
-    up ttlMs/cacheScope; the core refuses it instead."""
-    s = McpServer("raw-resource", state_key=KEY)
-
-    @s.resource("docs://raw", name="raw", ttl_ms=5000, cache_scope="public")
-    def raw(ctx):
-        ask = elicit_form("OK?", OK_SCHEMA)
-        return InputRequiredResult(input_requests={"ok": ask})
-
-    reply = run(s, request("resources/read", {"uri": "docs://raw"}, capabilities=FORM))
-    assert error(reply)["code"] == -32603
 
 
 def test_elic_5_a_hand_built_form_outside_the_subset_never_leaves_the_server(server):

@@ -1,11 +1,12 @@
-"""Envelope, _meta, versions, discovery, results and caching on the sans-IO core (digest §2, §8)."""
+"""Envelope, _meta (CORE-11), versions (VER-5), discovery, results, caching (CACHE-2) and the
+error code of each protocol problem (MRTR-E2) on the sans-IO core (digest §2, §8)."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from helpers import call, error, meta, request, result, run
+from helpers import call, error, meta, request, result, run, stateful
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -16,6 +17,7 @@ from mrtr_kit.protocol.constants import (
     PROTOCOL_VERSION,
     REMOVED_METHODS,
 )
+from mrtr_kit.protocol.models import InputRequiredResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import http_status
@@ -88,6 +90,27 @@ def test_core_11_a_bad_meta_value_inside_a_list_is_invalid_params_naming_where()
     reply = run(s, message)
     assert http_status(reply) == 400 and reply.body["error"]["code"] == -32602
     assert "clientInfo.icons.0" in reply.body["error"]["message"]
+
+
+def test_core_11_meta_helpers_still_build_valid_requests(server):
+    """CORE-11: the shared request builder gives a _meta the pipeline accepts (a guard for
+    every test that builds its requests with ``helpers.request``)."""
+    assert meta()[META_PROTOCOL_VERSION] == PROTOCOL_VERSION
+    assert "tools" in result(run(server, request("server/discover")))["capabilities"]
+
+
+def test_core_11_a_methods_params_carry_the_meta_step_5_validated_not_a_second_copy():
+    """CORE-11 is checked once, in step 5 (``check_request_meta``); the method's params model then
+    takes that very ``RequestMeta`` (KIT: validating ``_meta`` a second time costs a pydantic
+    pass per request and could only agree)."""
+    from mrtr_kit.protocol.models import CallToolRequestParams, JSONRPCRequest
+    from mrtr_kit.server.core import _parse, check_request_meta
+
+    params = request("tools/call", {"name": "echo", "arguments": {}})["params"]
+    checked = check_request_meta(JSONRPCRequest(id=1, method="tools/call", params=params))
+    parsed = _parse(CallToolRequestParams, params, checked)
+    assert parsed.meta is checked
+    assert parsed.name == "echo" and params["_meta"] is not checked  # the caller's dict untouched
 
 
 def test_core_7_missing_params_is_missing_meta(server):
@@ -220,6 +243,35 @@ def test_ver_5_a_removed_method_names_the_versions_this_server_speaks():
     assert err["code"] == -32601
     assert err["data"]["removedIn"] == PROTOCOL_VERSION
     assert PROTOCOL_VERSION in err["data"]["supported"]
+
+
+def test_ver_5_legacy_initialize_without_headers_learns_the_supported_versions():
+    """VER-1 / VER-5: a 2025-11-25 ``initialize`` (its version in params, no _meta) gets
+    -32022 listing what is supported, with or without HTTP headers."""
+    s = McpServer("modern", state_key=KEY)
+    legacy = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+    }
+    for headers in (None, {}):
+        err = error(asyncio.run(s.handle(legacy, headers=headers)))
+        assert err["code"] == -32022
+        assert err["data"] == {"supported": [PROTOCOL_VERSION], "requested": "2025-11-25"}
+
+
+def test_ver_5_legacy_initialize_with_some_other_meta_is_still_legacy():
+    """VER-5: a 2025-11-25 ``initialize`` may carry a ``_meta`` of its own (a progress token);
+    without a 2026-07-28 protocolVersion in it, it still learns the supported versions."""
+    s = McpServer("modern", state_key=KEY)
+    legacy = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "_meta": {"progressToken": 1}},
+    }
+    assert error(run(s, legacy))["data"]["supported"] == [PROTOCOL_VERSION]
 
 
 def test_disc_1_2_5_discover_result(server):
@@ -475,6 +527,84 @@ def test_plain_resource_results_carry_their_registered_mime_type():
     assert b == {"uri": "docs://blob", "blob": "iVBORw==", "mimeType": "image/png"}
 
 
+# --- MRTR-E2: protocol problems get a JSON-RPC error with a fitting code ----------------------
+
+ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "n": {"type": "integer", "minimum": 1},
+    },
+    "required": ["n"],
+}
+
+
+def test_mrtr_e2_protocol_problems_get_fitting_codes():
+    """MRTR-E2: schema-invalid params -> -32602; an internal failure -> -32603 whose message
+    reveals nothing of the exception."""
+    s = McpServer("codes", state_key=KEY)
+
+    @s.tool(
+        description="Books a table.",
+        input_schema={
+            "type": "object",
+            "properties": {"restaurant": {"type": "string"}},
+            "required": ["restaurant"],
+        },
+    )
+    def book(ctx):
+        return "booked"
+
+    @s.tool(description="Fails with a secret.")
+    def explode(ctx):
+        raise ValueError("secret internals")
+
+    assert error(run(s, request("tools/call", {"arguments": {}})))["code"] == -32602
+    bad_args = {"name": "book", "arguments": {"restaurant": 7}}
+    err = error(run(s, request("tools/call", bad_args)))
+    assert err["code"] == -32602 and "restaurant" in err["message"]
+    err = error(run(s, request("tools/call", {"name": "explode"})))
+    assert err == {"code": -32603, "message": "Internal error"}
+
+
+def test_mrtr_e2_arguments_that_break_the_schema_are_invalid_params_naming_where():
+    """MRTR-E2: -32602 "Invalid arguments: WHERE: WHAT" from the schema compiled once."""
+    s = McpServer("schemas", state_key=b"k" * 32)
+    s.tool("t", description="t", input_schema=ARGS_SCHEMA)(lambda ctx: "ok")
+    err = error(run(s, request("tools/call", {"name": "t", "arguments": {"n": "x"}})))
+    assert err["code"] == -32602
+    assert err["message"] == 'Invalid arguments: n: "x" is not of type "integer"'
+
+
+def test_mrtr_e2_a_bad_argument_inside_a_list_is_invalid_params_naming_where():
+    """MRTR-E2: arguments that break the tool's schema inside an array are -32602, and the
+    message says where: ``tags.0``.
+
+    Kills: ``str(p)`` dropped when the schema error's path is joined (an index would crash
+    the message into -32603), or the path joined without dots.
+    """
+    s = McpServer("arrays", state_key=KEY)
+    schema = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+    }
+    s.tool("tag", description="t", input_schema=schema)(lambda ctx: "ok")
+    err = error(call(s, "tools/call", {"name": "tag", "arguments": {"tags": [1]}}))
+    assert err["code"] == -32602 and "tags.0" in err["message"]
+
+
+def test_mrtr_c2_mrtr_e2_a_null_request_state_is_invalid_params():
+    """MRTR-C2 / MRTR-E2: a client omits ``requestState`` when it has none; ``null`` breaks
+    the schema (``requestState`` is a string), so it is invalid params (-32602), not "no
+    state".
+
+    Kills: "requestState" emptied in the null check of ``_call``.
+    """
+    s, _ = stateful(state_key=KEY)
+    err = error(call(s, "tools/call", {"name": "step", "requestState": None}))
+    assert err["code"] == -32602
+
+
 # --- issue 8: a dict handed to McpServer.handle directly is decoded by nobody -----------------
 # The HTTP edge refuses NaN, Infinity and lone surrogates while decoding, but a notebook calls
 # ``McpServer.handle(dict)`` itself, so the core must answer them on its own: -32602 for a bad
@@ -661,6 +791,20 @@ def test_cache_7_every_list_is_one_page_with_one_scope_that_no_access_control_re
         assert bodies[0] == bodies[1] == bodies[2], method
         err = error(run(server, request(method, {"cursor": "page-2"})))
         assert err["code"] == -32602, method
+
+
+def test_cache_2_a_raw_input_required_resource_result_never_carries_cache_hints():
+    """CACHE-2: resources/read is cacheable, so a raw input_required result there would pick
+    up ttlMs/cacheScope; the core refuses it instead."""
+    s = McpServer("raw-resource", state_key=KEY)
+
+    @s.resource("docs://raw", name="raw", ttl_ms=5000, cache_scope="public")
+    def raw(ctx):
+        ask = elicit_form("OK?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        return InputRequiredResult(input_requests={"ok": ask})
+
+    reply = run(s, request("resources/read", {"uri": "docs://raw"}, capabilities=FORM_CAPS))
+    assert error(reply)["code"] == -32603
 
 
 # --- HTTP-13 / HTTP-14: x-mcp-header annotations at tool registration ------------------------

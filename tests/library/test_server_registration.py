@@ -50,9 +50,10 @@ def test_kit_a_tool_is_listed_with_its_title_annotations_and_an_object_schema():
     assert tool["annotations"] == {"readOnlyHint": True}
 
 
-def test_kit_a_prompt_without_arguments_is_listed_without_an_arguments_key():
-    """prompts/list: ``arguments`` is optional; a prompt that takes none omits it rather than
-    sending an empty list.
+def test_schema_a_prompt_without_arguments_is_listed_without_an_arguments_key():
+    """prompts/list, the 2026-07-28 schema's rule (no spec-map ID): ``Prompt.arguments`` is
+    optional; a prompt that takes none omits it (the kit's choice) rather than sending an
+    empty list.
 
     Kills: ``or None`` dropped after the prompt's argument list.
     """
@@ -62,9 +63,10 @@ def test_kit_a_prompt_without_arguments_is_listed_without_an_arguments_key():
     assert "arguments" not in prompt
 
 
-def test_kit_optional_prompt_arguments_may_be_left_out_and_completion_needs_no_table():
-    """prompts/get: only *required* prompt arguments must be present. completion/complete
-    for a prompt registered without completions answers with no values, not an error.
+def test_schema_optional_prompt_arguments_may_be_left_out_and_completion_needs_no_table():
+    """prompts/get, the 2026-07-28 schema's rule (no spec-map ID): only *required* prompt
+    arguments (``PromptArgument.required``) must be present. completion/complete for a prompt
+    registered without completions answers with no values, not an error (KIT).
 
     Kills: ``a.required and`` dropped from the missing-argument check; ``completions or {}``
     dropped at registration.
@@ -103,8 +105,9 @@ def test_kit_completion_for_what_has_no_table_is_empty_not_an_error(ref):
     assert result(call(s, "completion/complete", params))["completion"]["values"] == []
 
 
-def test_kit_a_short_completion_reports_its_total_and_no_more():
-    """completion/complete: with three matches, ``total`` is 3 and ``hasMore`` is false.
+def test_schema_a_short_completion_reports_its_total_and_no_more():
+    """completion/complete, the 2026-07-28 schema's rule (``total``, ``hasMore``; no spec-map
+    ID): with three matches, ``total`` is 3 and ``hasMore`` is false.
 
     Kills: ``total`` or ``hasMore`` dropped or renamed; ``hasMore: True``.
     """
@@ -115,8 +118,9 @@ def test_kit_a_short_completion_reports_its_total_and_no_more():
     assert completion == {"values": ["ab", "ac", "ad"], "total": 3, "hasMore": False}
 
 
-def test_kit_completion_sends_at_most_100_values():
-    """completion/complete: ``values`` must not exceed 100 items (schema ``maxItems: 100``).
+def test_schema_completion_sends_at_most_100_values():
+    """completion/complete, the 2026-07-28 schema's rule (no spec-map ID): ``values`` must
+    not exceed 100 items (``maxItems: 100``).
 
     Kills: the ``[:100]`` cut turned into ``[:101]``.
     """
@@ -128,9 +132,10 @@ def test_kit_completion_sends_at_most_100_values():
     assert completion["values"] == options[:100]
 
 
-def test_kit_completion_says_when_more_values_exist():
-    """completion/complete: ``total`` may exceed the values sent and ``hasMore`` says more
-    exist (schema descriptions)."""
+def test_schema_completion_says_when_more_values_exist():
+    """completion/complete, the 2026-07-28 schema's rule (its descriptions of ``total`` and
+    ``hasMore``; no spec-map ID): ``total`` may exceed the values sent and ``hasMore`` says
+    more exist."""
     s = McpServer("completions", state_key=KEY)
     s.prompt("p", description="p", completions={"a": [f"o{i}" for i in range(150)]})(
         lambda ctx: "hi"
