@@ -528,7 +528,15 @@ def _verdict(problems: list[tuple[str, str]]) -> int:
 
 
 def run_lab(extra: list[str]) -> int:
-    command = [str(BIN / "jupyter"), "lab", "--notebook-dir", str(NOTEBOOKS), *extra]
+    # The file browser opens on notebooks/ (the lessons) and reaches the whole repository, so
+    # the course code a lesson shows (mrtr_kit/course/...) opens from it too, as on Binder.
+    command = [
+        str(BIN / "jupyter"),
+        "lab",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--ContentsManager.preferred_dir={NOTEBOOKS.relative_to(ROOT).as_posix()}",
+        *extra,
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers often run as root; Jupyter refuses otherwise
     print("+", " ".join(command), flush=True)
