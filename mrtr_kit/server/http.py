@@ -31,7 +31,7 @@ Connections are bounded by ``uvicorn_config``, the one place the kit configures 
 (``serve`` uses it for every process of a fleet), with uvicorn's documented settings only: see
 the limits below. Alone, the kit puts no deadline and no size cap on a request head: uvicorn
 has neither for its httptools parser. On a network with untrusted clients, put the kit's
-nginx configuration in front (``fleet.nginx_config``), which has both.
+nginx configuration in front (``mrtr_kit.course.fleet.nginx_config``), which has both.
 """
 
 from __future__ import annotations
