@@ -420,7 +420,9 @@ def main(argv: list[str]) -> int:
             return code
 
         step("every lesson's imports and lesson 01's form flow, in a Binder kernel")
-        smoke = work / "binder-smoke.ipynb"
+        # Beside the lessons in the copy, so its kernel starts in notebooks/ as theirs does on
+        # Binder: lesson 02 imports lesson02_attacks.py from there.
+        smoke = repo / "notebooks" / "binder-smoke.ipynb"
         smoke.write_text(json.dumps(smoke_notebook(), indent=1), encoding="utf-8")
         nbval = [
             sys.executable,
