@@ -13,7 +13,9 @@ What the adapter does with each line of input, in order (STDIO-1, KIT-STDIO-A):
    (HTTP-15, HTTP-7/10/14) are skipped, because stdio has no header layer and all metadata is
    in ``_meta`` (STDIO-1); the Host/Origin and bearer-token checks belong to the HTTP edge
 5. the reply as one line: ``wire_json.encode_message`` (single-line JSON) and ``\\n``; a
-   notification gets nothing (CORE-5)
+   notification gets nothing (CORE-5). A handler's own notifications (``ctx.progress``,
+   ``ctx.log``) are lines of their own before its answer, as they are events of its SSE
+   stream over HTTP (HTTP-21)
 
 stdout carries those lines and nothing else; the server never writes a request (STDIO-1).
 Logs go to the ``logging`` module, which ``python -m mrtr_kit serve --stdio`` points at
@@ -202,7 +204,9 @@ class StdioSession:
     async def _handle(self, message: Any) -> None:
         request_id = message.get("id") if isinstance(message, dict) else None
         try:
-            reply = await self.server.handle(message, principal=self.principal, headers=None)
+            reply = await self.server.handle(
+                message, principal=self.principal, headers=None, emit=self._notify
+            )
         except asyncio.CancelledError:
             # STDIO-2 or end of input: the request gets no answer.
             log.info("request %r cancelled", request_id)
@@ -227,6 +231,16 @@ class StdioSession:
             log.info("cancelling request %r (notifications/cancelled)", key)
             task.cancel()
 
+    async def _notify(self, notification: dict[str, Any]) -> None:
+        """A handler's notification (progress, log): a line of its own, before its request's
+        answer. stdio has no stream per request: the progressToken says which one it is."""
+        try:
+            data = encode_message(notification)
+        except Unencodable as exc:  # a server bug; the request still gets its answer
+            log.error("a notification cannot be encoded (%s): not sent", exc)
+            return
+        await self._write_line(data)
+
     async def _send(self, reply: Reply) -> None:
         assert reply.body is not None
         try:
@@ -235,6 +249,9 @@ class StdioSession:
             request_id = reply.body.get("id")
             log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
             data = _internal_error_body(request_id)
+        await self._write_line(data)
+
+    async def _write_line(self, data: bytes) -> None:
         async with self._write_lock:  # one whole line at a time
             if self._closed:
                 return

@@ -82,6 +82,12 @@ def demo_server() -> tuple[McpServer, asyncio.Event]:
         await release.wait()
         return "released"
 
+    @server.tool(description="reports progress twice, then answers")
+    async def count(ctx: RequestContext) -> Any:
+        for step in (1, 2):
+            await ctx.progress(step, 2)
+        return "counted"
+
     return server, release
 
 
@@ -165,6 +171,20 @@ def test_stdio_1_no_http_headers_needed_over_stdio_mrtr_flow():
     retry = call("hello", inputResponses=answer, requestState=result["requestState"])
     [round2] = asyncio.run(session_run(server, [line(retry)]))
     assert round2["result"]["content"][0]["text"] == "Hello Ada"
+
+
+def test_stdio_1_progress_notifications_are_lines_before_the_answer():
+    """STDIO-1: a handler's notifications go out as lines of their own (notifications are
+    allowed; only requests are not), before its answer, with the request's progressToken."""
+    counting = request("tools/call", {"name": "count", "arguments": {}}, progressToken="count-1")
+    out = asyncio.run(session_run(demo_server()[0], [line(counting)]))
+    assert [m.get("method") for m in out] == [
+        "notifications/progress",
+        "notifications/progress",
+        None,
+    ]
+    assert [m["params"]["progressToken"] for m in out[:2]] == ["count-1", "count-1"]
+    assert out[2]["id"] == counting["id"] and out[2]["result"]["content"][0]["text"] == "counted"
 
 
 def test_stdio_requests_run_concurrently_a_waiting_handler_blocks_nothing():
@@ -321,15 +341,22 @@ def test_stdio_1_bad_input_then_eof_mid_flow_exits_0_with_only_json_on_stdout():
 
 
 @pytest.mark.slow
-def test_stdio_1_eof_with_a_request_pending_and_mid_line():
-    """End of input right after a request (still running when stdin closes) and in the middle
-    of an unterminated line: the request is answered, the half line is a -32700, exit 0."""
-    first = weather_call()
-    proc = serve(line(first) + b'{"jsonrpc":"2.0","id":5,"meth')
+def test_kit_stdio_a_eof_with_a_request_pending_and_mid_line():
+    """KIT-STDIO-A: end of input while a request still runs (the conformance example's
+    progress tool sleeps 100 ms; stdin closes at once) and in the middle of an unterminated
+    line: the request is answered, progress first; the half line is a -32700; exit 0."""
+    slow = request(
+        "tools/call", {"name": "test_tool_with_progress", "arguments": {}}, progressToken="p"
+    )
+    proc = serve(line(slow) + b'{"jsonrpc":"2.0","id":5,"meth', "--example", "conformance")
     assert proc.returncode == 0
     out = answers(proc)
-    assert {m.get("id") for m in out} == {first["id"], None}
-    assert [m["error"]["code"] for m in out if "error" in m] == [-32700]
+    errors = [m for m in out if "error" in m]  # its place among the progress lines varies
+    assert [(m["error"]["code"], "id" in m) for m in errors] == [(-32700, False)]
+    rest = [m for m in out if "error" not in m]
+    assert [m["params"]["progress"] for m in rest[:3]] == [0, 50, 100]
+    assert rest[3]["id"] == slow["id"] and len(rest) == 4
+    assert rest[3]["result"]["content"][0]["text"] == "Progress test completed."
 
 
 @pytest.mark.slow
