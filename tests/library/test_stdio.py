@@ -48,6 +48,7 @@ def test_kit_stdio_a_splitter_refuses_a_long_line_once_and_drops_the_rest():
 
 
 def test_kit_stdio_a_splitter_cap_is_inclusive():
+    """KIT-STDIO-A: a line of exactly the cap is served; one byte more is refused."""
     split = LineSplitter(max_line_bytes=4)
     assert split.feed(b"abcd\nabcde\n")[0] == b"abcd"
     assert isinstance(LineSplitter(max_line_bytes=4).feed(b"abcde\n")[0], LineTooLong)
@@ -188,8 +189,8 @@ def test_stdio_1_progress_notifications_are_lines_before_the_answer():
 
 
 def test_stdio_requests_run_concurrently_a_waiting_handler_blocks_nothing():
-    """A handler that awaits does not hold up the next line: the later request is answered
-    first; the waiting one when released."""
+    """KIT-STDIO-A: a handler that awaits does not hold up the next line: the later request
+    is answered first; the waiting one when released."""
     server, release = demo_server()
     waiting, quick = call("wait"), request("server/discover")
 
@@ -229,6 +230,7 @@ def test_kit_stdio_a_end_of_input_cancels_what_does_not_finish_in_time():
 
 
 def test_kit_stdio_a_end_of_input_answers_what_finishes_in_time():
+    """KIT-STDIO-A: a request that finishes within the grace period is still answered."""
     waiting, discover = call("wait"), request("server/discover")
     server, release = demo_server()
 
@@ -377,7 +379,7 @@ def test_stdio_1_round_two_over_raw_stdio_completes_the_flow():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [PROTOCOL_VERSION, "auto"])
 def test_stdio_official_sdk_stdio_client_completes_the_weather_flow(mode: str, tmp_path: Path):
-    """The official SDK's stdio client (``mcp`` 2.3) starts ``serve --stdio`` and calls
+    """STDIO-1: the official SDK's stdio client (``mcp`` 2.3) starts ``serve --stdio`` and calls
     get_weather: round 1 input_required with the login form, its elicitation callback answers,
     round 2 completes. ``auto`` first probes with server/discover (STDIO-3)."""
     pytest.importorskip("mcp")
