@@ -10,6 +10,12 @@
   ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
+* ``serve --stdio --example NAME`` — the same example server (and ``--state-codec``,
+  ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
+  for a client that starts the server as its child process. stdout carries JSON-RPC lines
+  only, no banner; logs go to stderr (STDIO-1). It ends, with status 0, when stdin closes.
+  No authentication: the client that started the process is the user (HTTP's
+  ``MRTR_KIT_BEARER_TOKENS``, ``--host``, ``--port`` and ``--instance-name`` do not apply);
 * ``examples`` — list the example names;
 * ``demo [--city Paris] [--verbose]`` — the basic MRTR flow in the terminal: the weather tool
   asks for your login, you answer at the prompt, and each round is shown in one line (method,
@@ -40,8 +46,15 @@ def _url(host: str, port: int) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """``serve``: an example over Streamable HTTP; ``--stdio``, over stdin and stdout
+    (``_serve_stdio``); ``--legacy``, its 2025-11-25 original (``_serve_legacy``)."""
+    if args.legacy and args.stdio:
+        print("serve: the 2025-11-25 servers are HTTP-only: --legacy or --stdio", file=sys.stderr)
+        return 2
     if args.legacy:
         return _serve_legacy(args)
+    if args.stdio:
+        return _serve_stdio(args)
 
     from mrtr_kit.course.examples import EXAMPLES
     from mrtr_kit.course.examples.url_login import UrlLoginExample
@@ -87,6 +100,52 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     app = pages.app(**options) if pages else create_app(server, **options)
     return _run(app, args, f"example {args.example!r}", sock)
+
+
+def _serve_stdio(args: argparse.Namespace) -> int:
+    """``serve --stdio``: the same example server, codec and ledger, on stdin and stdout
+    (``server/stdio.py``). stdout carries JSON-RPC lines only (STDIO-1): no banner; logs
+    and every warning go to stderr, and so does anything a handler prints."""
+    import logging
+    import os
+
+    from mrtr_kit.course.examples import EXAMPLES
+
+    from .server.ledger import LedgerUnavailable, open_ledger
+    from .server.stdio import serve_stdio
+
+    if sys.__stdin__ is None or sys.__stdout__ is None:  # started with stdin or stdout closed
+        print("serve --stdio: needs an open stdin and stdout", file=sys.stderr)
+        return 2
+    out = sys.__stdout__
+    sys.stdout = sys.stderr  # a stray print() must not corrupt the stream (STDIO-1)
+    level = args.log_level.upper()
+    logging.basicConfig(
+        stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s"
+    )
+    if args.example == "url-login":
+        # Its sign-in page is served over HTTP beside /mcp; over stdio there is none to visit.
+        print("serve --stdio: url-login needs its HTTP sign-in page; serve it over HTTP")
+        return 2
+    if os.environ.get("MRTR_KIT_BEARER_TOKENS"):
+        # No credential crosses a pipe: the client that started this process is the user.
+        print("serve --stdio: MRTR_KIT_BEARER_TOKENS is for HTTP; ignored over stdio")
+    try:
+        ledger = open_ledger(
+            args.ledger, timeout_s=args.ledger_timeout, allow_volatile=args.allow_volatile_ledger
+        )
+    except (ValueError, LedgerUnavailable) as exc:
+        print(f"serve: {exc}")
+        return 2
+    server = EXAMPLES[args.example](
+        state_keys=_state_keys(), state_codec=args.state_codec, ledger=ledger
+    )
+    logging.getLogger("mrtr_kit.stdio").info("serving example %r on stdio", args.example)
+    try:
+        asyncio.run(serve_stdio(server, stdout_fd=out.fileno()))
+    except KeyboardInterrupt:
+        return 130
+    return 0
 
 
 def _state_keys() -> KeyRing:
@@ -266,8 +325,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="serve an example over Streamable HTTP at /mcp")
+    serve = sub.add_parser(
+        "serve", help="serve an example over Streamable HTTP at /mcp, or over stdio (--stdio)"
+    )
     serve.add_argument("--example", choices=sorted(EXAMPLES), default="lessons")
+    serve.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve on stdin/stdout (newline-delimited JSON-RPC) instead of HTTP",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (HTTP-28)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     serve.add_argument(

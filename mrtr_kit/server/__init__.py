@@ -1,5 +1,5 @@
 """The MRTR server: a sans-IO core (``core``), handler context, requestState protection and the
-Streamable HTTP adapter (``http``)."""
+transports: Streamable HTTP (``http``) and stdio (``stdio``)."""
 
 from .context import InputRequired, RequestContext
 from .core import McpServer, Reply

@@ -25,7 +25,7 @@ JSON decoding; see ``http.py``). The first failing step answers; each error carr
    a ledger down or too slow (``LedgerUnavailable``)   -31000            KIT-ERR-A
 
 ``headers=None`` means "not over HTTP": steps 4 and 6 are skipped, so ``handle(dict)`` works
-in a notebook or a test.
+in a notebook or a test, and over stdio, which has no header layer (STDIO-1, ``stdio.py``).
 
 Every MRTR rule lives here, once:
 
@@ -53,7 +53,7 @@ clock and the token-id source are arguments. Nothing here reads the environment 
 a key: ``python -m mrtr_kit serve`` reads ``MRTR_KIT_STATE_KEYS`` (``KeyRing.from_env``), a
 notebook says ``state_keys=KeyRing.generate()``.
 
-No sockets, no event loop of its own: adapters (``http.py``) call ``handle``.
+No sockets, no event loop of its own: adapters (``http.py``, ``stdio.py``) call ``handle``.
 """
 
 from __future__ import annotations
