@@ -57,6 +57,9 @@ from . import errors
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 100
+# The largest message read from a peer: an HTTP request body, a stdio line (DESIGN §6). 1 MB is
+# far more than any MCP request needs (a tools/call with a large argument is kilobytes).
+MAX_MESSAGE_BYTES = 1_000_000
 
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 # A string from its opening quote to its closing quote, or to the end of the text when it is

@@ -120,6 +120,7 @@ from ..protocol.models import (
     WireModel,
     to_wire,
 )
+from ..protocol.wire_json import Unencodable, encode_message
 from .arguments import ArgumentsSchema
 from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
@@ -726,6 +727,21 @@ def error_reply(request_id: Any, exc: McpError) -> Reply:
         body["id"] = request_id  # omitted only when the id was unreadable (§2.1)
     body["error"] = exc.to_error_object()
     return Reply(body, exc.reason)
+
+
+# What a transport sends when even the -32603 reply cannot be encoded (an id it cannot write).
+_INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
+
+
+def encoded_internal_error(request_id: Any) -> bytes:
+    """The -32603 reply to ``request_id`` as bytes, for a reply that could not be encoded (a
+    handler returned NaN or a lone surrogate): a server bug, answered, never a crash."""
+    fallback = error_reply(request_id, errors.internal_error())
+    assert fallback.body is not None
+    try:
+        return encode_message(fallback.body)
+    except Unencodable:
+        return _INTERNAL_ERROR
 
 
 # -- helpers -----------------------------------------------------------------------------------

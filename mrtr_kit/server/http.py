@@ -52,10 +52,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..protocol import errors
 from ..protocol import headers as hdr
 from ..protocol.errors import McpError, Reason
-from ..protocol.wire_json import Unencodable, decode_body, encode_message
+from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, encode_message
 from . import hosts
 from .auth import Unauthenticated
-from .core import McpServer, Reply, error_reply
+from .core import McpServer, Reply, encoded_internal_error, error_reply
 
 log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
@@ -64,10 +64,9 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 PrincipalOf = Callable[[Request], str | None]
 
 # -- limits (DESIGN §6) ------------------------------------------------------------------------
-# A request body: 1 MB is far more than any MCP request needs (a tools/call with a large
-# argument is kilobytes); the cap is checked against Content-Length before reading, and
-# counted while reading a body sent without one.
-MAX_BODY_BYTES = 1_000_000
+# A request body: the kit's message cap (wire_json.MAX_MESSAGE_BYTES), checked against
+# Content-Length before reading, and counted while reading a body sent without one.
+MAX_BODY_BYTES = MAX_MESSAGE_BYTES
 # The whole body must arrive within 10 s of the request head (a 1 MB body at 100 KB/s):
 # a body declared and never sent, or dripped a byte at a time, gets 408. An ASGI-level
 # deadline (asyncio.timeout around receive), so it holds under any ASGI server.
@@ -91,8 +90,6 @@ MAX_HEAD_BYTES = 16 * 1024
 MAX_CONCURRENCY = 4096
 
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")  # digits only; 18 of them cannot overflow
-_INTERNAL_ERROR = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}'
-
 # The HTTP status of an error response, by the reason the request failed (§2.6). MUSTs:
 # -32601 is 404 (HTTP-17), -32602 for a missing _meta key 400 (HTTP-18), -32020/-32021/-32022
 # 400 (HTTP-14..16, HTTP-18). KIT: 400 for -32700 and -32600 (the spec leaves them open), and
@@ -213,7 +210,7 @@ class _SseStream:
             # A handler emitted what JSON cannot carry: a server bug. End the stream with an
             # error for this request instead of cutting it, and stop the handler.
             log.error("a notification for request %r cannot be encoded (%s)", self.request_id, exc)
-            await self.event(_internal_error_body(self.request_id))
+            await self.event(encoded_internal_error(self.request_id))
             raise _StreamEnded from None
         await self.event(data)
 
@@ -240,15 +237,6 @@ class _SseStream:
         self.hung_up = True
         if handler is not None:
             handler.cancel()
-
-
-def _internal_error_body(request_id: Any) -> bytes:
-    fallback = error_reply(request_id, errors.internal_error())
-    assert fallback.body is not None
-    try:
-        return encode_message(fallback.body)
-    except Unencodable:
-        return _INTERNAL_ERROR
 
 
 class McpHttpEndpoint:
@@ -320,7 +308,7 @@ class McpHttpEndpoint:
         except Unencodable as exc:
             request_id = reply.body.get("id")
             log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
-            return _internal_error_body(request_id), 200
+            return encoded_internal_error(request_id), 200
 
     async def _unauthorized(self, send: Send) -> None:
         # One answer for a missing and a wrong token: the reason is only in the server log.

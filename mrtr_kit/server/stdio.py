@@ -2,8 +2,8 @@
 
 What the adapter does with each line of input, in order (STDIO-1, KIT-STDIO-A):
 
-1. a line longer than ``max_line_bytes`` (the HTTP body cap,   -> -32600, no id
-   ``http.MAX_BODY_BYTES``): answered once, the rest of the
+1. a line longer than ``max_line_bytes`` (the message cap,     -> -32600, no id
+   ``wire_json.MAX_MESSAGE_BYTES``): answered once, the rest of the
    line discarded as it arrives, never held
 2. a line of only whitespace: no message, ignored              -> nothing
 3. decode: UTF-8, depth, digits, NaN, surrogates, dup keys     -> -32700, no id  (CORE-1)
@@ -47,9 +47,8 @@ from typing import Any
 
 from ..protocol import errors
 from ..protocol.errors import McpError
-from ..protocol.wire_json import Unencodable, decode_body, encode_message
-from .core import McpServer, Reply, error_reply
-from .http import MAX_BODY_BYTES, _internal_error_body
+from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, encode_message
+from .core import McpServer, Reply, encoded_internal_error, error_reply
 
 log = logging.getLogger("mrtr_kit.stdio")
 
@@ -58,7 +57,7 @@ WriteBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_BYTES = 64 * 1024
 # A message on stdio is what a request body is over HTTP: the same cap (DESIGN §6).
-MAX_LINE_BYTES = MAX_BODY_BYTES
+MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 # The SDK's stdio client closes stdin and waits 2 s before it terminates the server
 # (mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT): in-flight work gets 1 s to be answered,
 # so the server has exited on its own before then.
@@ -248,7 +247,7 @@ class StdioSession:
         except Unencodable as exc:
             request_id = reply.body.get("id")
             log.error("the reply to request %r cannot be encoded (%s)", request_id, exc)
-            data = _internal_error_body(request_id)
+            data = encoded_internal_error(request_id)
         await self._write_line(data)
 
     async def _write_line(self, data: bytes) -> None:
