@@ -292,6 +292,23 @@ def test_unencodable_json_reply_is_internal_error_200(tool):
     }
 
 
+def test_the_internal_error_itself_is_always_bytes_a_peer_can_read():
+    """KIT-HTTP-B: even the -32603 fallback may hit an id JSON cannot carry (an in-process
+    caller's 5000-digit id; the wire cannot send one, decode_body caps digits): then the
+    reply leaves out the id rather than fail (never a 500, never a dropped stream)."""
+    from mrtr_kit.server.core import encoded_internal_error
+
+    assert strict_json(encoded_internal_error(7)) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32603, "message": "Internal error"},
+    }
+    assert strict_json(encoded_internal_error(10**5000)) == {
+        "jsonrpc": "2.0",
+        "error": {"code": -32603, "message": "Internal error"},
+    }
+
+
 @pytest.fixture(scope="module")
 def live_url() -> Iterator[str]:
     site = LoopbackServer.start(lambda base: APP)
