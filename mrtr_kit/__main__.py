@@ -10,6 +10,9 @@
   ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
+  ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
+  server's view of each round, ``server/rounds.py``; a notebook follows it with
+  ``course/plain/server_trace.py``);
 * ``examples`` — list the example names;
 * ``demo [--city Paris] [--verbose]`` — the basic MRTR flow in the terminal: the weather tool
   asks for your login, you answer at the prompt, and each round is shown in one line (method,
@@ -75,6 +78,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
     server = pages.server if pages else EXAMPLES[args.example](**state)
+    if args.trace:
+        server.observer = trace_writer(args.trace)
     tokens = BearerTokens.from_env()
     if tokens is not None:
         print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
@@ -87,6 +92,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     app = pages.app(**options) if pages else create_app(server, **options)
     return _run(app, args, f"example {args.example!r}", sock)
+
+
+def trace_writer(path: str) -> Callable[[Any], None]:
+    """An observer that appends each round as one JSON line to ``path``, flushed per line, so
+    another process (a notebook) can read the rounds while the server runs."""
+    out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+
+    def write(round_: Any) -> None:
+        out.write(json.dumps(round_.to_json(), ensure_ascii=False) + "\n")
+        out.flush()
+
+    return write
 
 
 def _state_keys() -> KeyRing:
@@ -293,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--instance-name", help="name this process in an X-Mcp-Instance response header"
+    )
+    serve.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="append the server's view of each round to PATH, one JSON line per request",
     )
     legacy = serve.add_argument_group("2025-11-25 servers (lesson 03: migrating)")
     legacy.add_argument(
