@@ -146,6 +146,9 @@ def _serve_legacy(args: argparse.Namespace) -> int:
     from mrtr_kit.course.examples import LEGACY_EXAMPLES
     from mrtr_kit.course.legacy.http import configure_logging, create_legacy_app
 
+    if args.trace:
+        print("--trace records 2026-07-28 rounds; the legacy server has none", file=sys.stderr)
+        return 2
     if args.example not in LEGACY_EXAMPLES:
         print(f"no 2025-11-25 version of {args.example!r}; try {sorted(LEGACY_EXAMPLES)}")
         return 2

@@ -14,6 +14,10 @@ operator may see, and no more:
 * the outcome: ``input_required`` (the keys asked, whether a new state was issued),
   ``complete``, or ``error`` with its code and message.
 
+Only what reaches the core is recorded: a request the HTTP adapter refused at its edge (Host or
+Origin, authentication, body size, JSON that does not parse) never reaches ``handle``, and
+notifications are not answered, so neither is a round here.
+
 No I/O: what an observer does with a record (a list, a JSON line in a file, a log) is its own
 business; ``python -m mrtr_kit serve --trace PATH`` appends ``to_json()`` lines to a file. An
 observer that raises is logged and ignored: it never changes a reply. With no observer the core

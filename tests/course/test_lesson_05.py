@@ -94,7 +94,7 @@ def test_a_trace_file_is_read_again_at_each_display_and_a_half_written_line_wait
     path = tmp_path / "rounds.jsonl"
     trace = ServerTrace(path)
     assert trace.rounds == []  # no file yet: no rounds, no error
-    path.write_text(json.dumps(asks(1).to_json()) + "\n" + '{"at": 0, "id"')
+    path.write_text(json.dumps(asks(1).to_json()) + "\n[1, 2]\n" + '{"at": 0, "id"')
     assert [r.id for r in read_trace(path)] == [1]
     with path.open("a") as f:
         f.write(': 2, "method": "tools/call"}\n')

@@ -48,7 +48,7 @@ def read_trace(path: str | Path) -> list[ServerRound]:
     for line in text.splitlines():
         try:
             rounds.append(ServerRound.from_json(json.loads(line)))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, AttributeError):  # not a record: skipped
             continue
     return rounds
 
