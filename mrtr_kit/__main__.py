@@ -16,6 +16,9 @@
   only, no banner; logs go to stderr (STDIO-1). It ends, with status 0, when stdin closes.
   No authentication: the client that started the process is the user (HTTP's
   ``MRTR_KIT_BEARER_TOKENS``, ``--host``, ``--port`` and ``--instance-name`` do not apply);
+  ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
+  server's view of each round, ``server/rounds.py``; a notebook follows it with
+  ``course/plain/server_trace.py``);
 * ``examples`` — list the example names;
 * ``demo [--city Paris] [--verbose]`` — the basic MRTR flow in the terminal: the weather tool
   asks for your login, you answer at the prompt, and each round is shown in one line (method,
@@ -88,6 +91,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     }
     pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
     server = pages.server if pages else EXAMPLES[args.example](**state)
+    if args.trace:
+        server.observer = trace_writer(args.trace)
     tokens = BearerTokens.from_env()
     if tokens is not None:
         print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
@@ -140,12 +145,26 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     server = EXAMPLES[args.example](
         state_keys=_state_keys(), state_codec=args.state_codec, ledger=ledger
     )
+    if args.trace:
+        server.observer = trace_writer(args.trace)
     logging.getLogger("mrtr_kit.stdio").info("serving example %r on stdio", args.example)
     try:
         asyncio.run(serve_stdio(server, stdout_fd=out.fileno()))
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def trace_writer(path: str) -> Callable[[Any], None]:
+    """An observer that appends each round as one JSON line to ``path``, flushed per line, so
+    another process (a notebook) can read the rounds while the server runs."""
+    out = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+
+    def write(round_: Any) -> None:
+        out.write(json.dumps(round_.to_json(), ensure_ascii=False) + "\n")
+        out.flush()
+
+    return write
 
 
 def _state_keys() -> KeyRing:
@@ -188,6 +207,9 @@ def _serve_legacy(args: argparse.Namespace) -> int:
     from mrtr_kit.course.examples import LEGACY_EXAMPLES
     from mrtr_kit.course.legacy.http import configure_logging, create_legacy_app
 
+    if args.trace:
+        print("--trace records 2026-07-28 rounds; the legacy server has none", file=sys.stderr)
+        return 2
     if args.example not in LEGACY_EXAMPLES:
         print(f"no 2025-11-25 version of {args.example!r}; try {sorted(LEGACY_EXAMPLES)}")
         return 2
@@ -359,6 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--instance-name", help="name this process in an X-Mcp-Instance response header"
+    )
+    serve.add_argument(
+        "--trace",
+        metavar="PATH",
+        help="append the server's view of each round to PATH, one JSON line per request",
     )
     legacy = serve.add_argument_group("2025-11-25 servers (lesson 03: migrating)")
     legacy.add_argument(

@@ -27,6 +27,10 @@ JSON decoding; see ``http.py``). The first failing step answers; each error carr
 ``headers=None`` means "not over HTTP": steps 4 and 6 are skipped, so ``handle(dict)`` works
 in a notebook or a test, and over stdio, which has no header layer (STDIO-1, ``stdio.py``).
 
+The operator's view: with an ``observer`` set, ``handle`` reports each answered request once,
+after its reply, as a ``rounds.ServerRound`` (what was answered, the requestState verified or
+refused and why, the outcome); the client still sees only the reply. With none, nothing is built.
+
 Every MRTR rule lives here, once:
 
 * input_required only for tools/call, prompts/get, resources/read (MRTR-R1/R2): only ``_call``
@@ -126,11 +130,13 @@ from .codecs import StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
 from .keyring import KeyRing
 from .ledger import RETRY_AFTER_S, Ledger, LedgerUnavailable, MemoryLedger
+from .rounds import Observer, RoundNotes, build_round
 from .state import (
     InvalidState,
     StateBinding,
     StateChecks,
     StateIssuer,
+    StateRefused,
     invalid_state_error,
     new_token_id,
     request_digest,
@@ -216,6 +222,7 @@ class McpServer:
         token_ids: Callable[[], str] = new_token_id,
         supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         list_ttl_ms: int = 60_000,
+        observer: Observer | None = None,
     ) -> None:
         """Where requestState protection comes from, explicitly:
 
@@ -226,7 +233,10 @@ class McpServer:
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
           a ledger that is down or too slow answers -31000 "try again later" (KIT-ERR-A);
         * ``now``: the clock (epoch seconds; ``time.time`` by default); ``token_ids``: each
-          state's ``jti`` (16 random base64url characters by default, ``state.new_token_id``).
+          state's ``jti`` (16 random base64url characters by default, ``state.new_token_id``);
+        * ``observer``: called with a ``rounds.ServerRound`` once per request answered (the
+          operator's view of each round; ``None``, the default, builds nothing). An attribute:
+          it may be set or cleared later.
         """
         _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
         self.info = Implementation(name=name, version=version)
@@ -244,6 +254,7 @@ class McpServer:
             **({"ttl_s": state_ttl_s} if state_ttl_s is not None else {}),
         )
         self.ledger: Ledger = ledger or MemoryLedger(now=clock)
+        self.observer = observer
         self._tools: dict[str, _Entry] = {}
         self._prompts: dict[str, _Entry] = {}
         self._resources: dict[str, _Entry] = {}
@@ -386,6 +397,9 @@ class McpServer:
         come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
         """
         request_id = message.get("id") if isinstance(message, dict) else None
+        # The operator's view of this round (rounds.py), only when someone watches.
+        notes = RoundNotes() if self.observer is not None else None
+        refused: str | None = None
         try:
             request = parse_message(message)  # 1
             if isinstance(request, JSONRPCNotification):
@@ -409,18 +423,35 @@ class McpServer:
                 raise errors.unsupported_version(
                     list(self.supported_versions), meta.protocol_version
                 )
-            result = await self._dispatch(request, meta, principal, emit)  # 8, 9
-            return Reply({"jsonrpc": "2.0", "id": request.id, "result": result})
+            result = await self._dispatch(request, meta, principal, emit, notes)  # 8, 9
+            reply = Reply({"jsonrpc": "2.0", "id": request.id, "result": result})
+        except StateRefused as exc:  # the one wire error; the reason is the operator's
+            refused = exc.operator_reason
+            reply = error_reply(request_id, exc)
         except McpError as exc:
-            return error_reply(request_id, exc)
+            reply = error_reply(request_id, exc)
         except LedgerUnavailable as exc:  # nothing was written: the client may retry (KIT-ERR-A)
             log.warning("request %r: the ledger is unavailable: %s", request_id, exc)
-            return error_reply(
+            reply = error_reply(
                 request_id, errors.try_again_later("ledger_unavailable", RETRY_AFTER_S)
             )
         except Exception:
             log.exception("request %r failed", request_id)
-            return error_reply(request_id, errors.internal_error())
+            reply = error_reply(request_id, errors.internal_error())
+        if notes is not None and reply.body is not None:
+            self._observe(message, reply.body, notes, refused)
+        return reply
+
+    def _observe(
+        self, message: Any, body: dict[str, Any], notes: RoundNotes, refused: str | None
+    ) -> None:
+        observer = self.observer
+        if observer is None:  # cleared while this request ran
+            return
+        try:
+            observer(build_round(message, body, notes, refused, self.states.now()))
+        except Exception:  # an observer never changes a reply
+            log.exception("the round observer failed")
 
     async def _dispatch(
         self,
@@ -428,6 +459,7 @@ class McpServer:
         meta: RequestMeta,
         principal: str | None,
         emit: Emit | None,
+        notes: RoundNotes | None = None,
     ) -> dict[str, Any]:
         m = req.method
         caps = self.capabilities
@@ -444,7 +476,7 @@ class McpServer:
         if m == "completion/complete" and "completions" in caps:
             return self._stamp(m, self._complete(req, meta))
         if m in MRTR_METHODS and m.split("/")[0] in caps:
-            return await self._call(req, meta, principal, emit)
+            return await self._call(req, meta, principal, emit, notes)
         if m in REMOVED_METHODS:
             # VER-5: a legacy client learns which versions this modern-only server speaks.
             raise errors.method_not_found(
@@ -500,6 +532,7 @@ class McpServer:
         meta: RequestMeta,
         principal: str | None,
         emit: Emit | None,
+        notes: RoundNotes | None = None,
     ) -> dict[str, Any]:
         m = req.method
         uri_params: dict[str, str] = {}
@@ -529,6 +562,8 @@ class McpServer:
         binding = StateBinding(principal, request_digest(m, target, arguments))
         where = f"{m} {target!r}, principal {principal!r}"  # for the server log only
         answers, claims = self._mrtr_inputs(req.params, p.request_state, binding, where)
+        if notes is not None and claims is not None:
+            notes.state_verified = True
 
         async def redeem() -> None:
             # MRTR-S5d: signature, binding and expiry do not stop a replay; the ledger does.
@@ -536,7 +571,7 @@ class McpServer:
                 raise RuntimeError("redeem_once() needs a round that carried requestState")
             if not await self.ledger.spend(claims["jti"], self.states.spent_until(claims)):
                 state_log.warning("rejected requestState (%s): already redeemed", where)
-                raise invalid_state_error()
+                raise invalid_state_error("already redeemed")
 
         ctx = RequestContext(
             method=m,
@@ -584,7 +619,7 @@ class McpServer:
             except InvalidState as exc:
                 # The reason goes to the log; the wire gets the one fixed error (KIT).
                 state_log.warning("rejected requestState (%s): %s", where, exc.reason)
-                raise invalid_state_error() from None
+                raise invalid_state_error(exc.reason) from None
             # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
             # handler; anything else the client sent is ignored.
             asked = set(claims["asked"])

@@ -50,15 +50,28 @@ __all__ = [
     "StateBinding",
     "StateChecks",
     "StateIssuer",
+    "StateRefused",
     "invalid_state_error",
     "new_token_id",
     "request_digest",
 ]
 
 
-def invalid_state_error() -> McpError:
-    """The one answer for every requestState rejection (KIT): a forger learns nothing."""
-    return invalid_params(INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
+class StateRefused(McpError):
+    """The wire error of a refused requestState, the same for every reason (KIT), holding
+    the reason for the operator (``operator_reason``: the server log, ``rounds.ServerRound``);
+    the reason never goes on the wire."""
+
+    def __init__(self, operator_reason: str) -> None:
+        wire = invalid_params(INVALID_STATE_MESSAGE, dict(INVALID_STATE_DATA))
+        super().__init__(wire.code, wire.message, wire.data, reason=wire.reason)
+        self.operator_reason = operator_reason
+
+
+def invalid_state_error(operator_reason: str = "refused") -> StateRefused:
+    """The one answer for every requestState rejection (KIT): a forger learns nothing.
+    ``operator_reason`` is for the operator's eyes only (never sent)."""
+    return StateRefused(operator_reason)
 
 
 def new_token_id() -> str:

@@ -397,3 +397,12 @@ def test_elic_14_the_console_form_types_values_with_the_form_engine():
         "must be a whole number",
         "answer y or n",
     ]
+
+
+def test_trace_is_refused_for_a_legacy_server(capsys, tmp_path):
+    """``serve --trace`` records 2026-07-28 rounds; a 2025-11-25 server has none to record."""
+    trace = tmp_path / "rounds.jsonl"
+    argv = ["serve", "--legacy", "--example", "trip-planner", "--trace", str(trace)]
+    assert main(argv) == 2
+    assert "--trace records 2026-07-28 rounds" in capsys.readouterr().err
+    assert not trace.exists()

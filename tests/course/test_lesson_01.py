@@ -1,5 +1,6 @@
 """Lessons 00, 01 and 01b: the solutions pass their checkpoints, the stubs and typical mistakes
-do not, and the notebooks keep the kit's teaching conventions and run in a fresh kernel.
+do not, and the notebooks keep the kit's teaching conventions and run in a fresh kernel; the
+short optional lesson 05 (tests/course/test_lesson_05.py) keeps the same conventions here.
 
 The loop exercise of 01 (``call_with_mrtr``) has its own file, test_lesson_01_loop.py."""
 
@@ -26,12 +27,14 @@ NOTEBOOKS = LESSON_DIR
 WHY = NOTEBOOKS / "00-why-mrtr.ipynb"
 NOTEBOOK = NOTEBOOKS / "01-the-basic-flow.ipynb"
 OPTIONAL = NOTEBOOKS / "01b-more-ways-to-ask-OPTIONAL.ipynb"
-LESSONS = (WHY, NOTEBOOK, OPTIONAL)
+HOST = NOTEBOOKS / "05-a-real-host-OPTIONAL.ipynb"
+LESSONS = (WHY, NOTEBOOK, OPTIONAL, HOST)
 # Lessons whose header times this file checks against benchmarks/reading_time.py.
 TIMED = (
     *LESSONS,
     NOTEBOOKS / "02-securing-request-state.ipynb",
     NOTEBOOKS / "03-migrating-from-server-requests.ipynb",
+    HOST,
 )
 SOLUTIONS = NOTEBOOKS / "solutions"
 
@@ -295,6 +298,7 @@ def test_the_core_path_through_00_and_01_takes_45_minutes_at_most_with_its_exerc
         (WHY, ["(01-the-basic-flow.ipynb)"]),
         (NOTEBOOK, ["(02-securing-request-state.ipynb)", "(01b-more-ways-to-ask-OPTIONAL.ipynb)"]),
         (OPTIONAL, ["(02-securing-request-state.ipynb)"]),
+        (HOST, ["(02-securing-request-state.ipynb)", "(04-port-your-own-server.ipynb)"]),
     ],
     ids=lambda v: getattr(v, "stem", "links"),
 )

@@ -9,8 +9,9 @@ validate -> ``ElicitResult``) and the plain helpers (``mrtr_kit.course.plain``) 
 * ``flow`` — ``CallFlow``, the non-blocking driver: a button's click sends the retry, nothing
   ever waits in a cell (``widget_client``, ``start_tool_call``, ``start_prompt``,
   ``start_resource``);
-* ``round_view`` — ``RoundDiffView``; ``quiz`` — ``show_quiz``, the self-checks (questions in
-  ``mrtr_kit.course.lessons.quizzes``);
+* ``round_view`` — ``RoundDiffView``, the client's rounds; ``server_trace_view`` —
+  ``ServerTraceView``, the server's rounds, with a refresh button; ``quiz`` — ``show_quiz``,
+  the self-checks (questions in ``mrtr_kit.course.lessons.quizzes``);
 * ``elicit_callbacks`` — the kit's forms answering the official SDK's and FastMCP's clients.
 
 Every module here imports ipywidgets; import the one you need.

@@ -1,0 +1,144 @@
+"""Lesson 05 (optional): a real host. The lesson server in a subprocess with its trace on, the
+command that points MCP Inspector at it, and the checkpoint that reads Inspector's rounds
+from the server's trace.
+
+* ``start_traced_server()`` — ``python -m mrtr_kit serve --example lessons --trace PATH`` on a
+  free loopback port; ``.url``, ``.trace`` (the file), ``.inspector_command``, ``.stop()``;
+* ``send_tampered(url, record)`` — resend a traced round with one character of its
+  ``requestState`` changed, as an attacker would, and return the server's answer;
+* ``check_host_flow(trace)`` — did a client other than this notebook's call a tool that asks,
+  answer its form in a retry with a new id and the state verified, and decline once?
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mrtr_kit.course.fleet import Fleet, serve_command, start_processes
+from mrtr_kit.course.lessons.checkpoints import Checkpoint
+from mrtr_kit.course.plain.server_trace import ServerStep, Source, load, server_steps
+from mrtr_kit.server.rounds import ServerRound
+
+NOTEBOOK_CLIENT = "mrtr-kit-client"  # the clientInfo.name the kit's own client declares
+INSPECTOR_HINT = (
+    "start Inspector with the command above, call book_table in its Tools tab, answer the "
+    "form, call it again and decline, then re-run this cell"
+)
+
+
+class TracedServer:
+    """The lesson server as a subprocess whose every round is appended to ``trace``."""
+
+    def __init__(self, fleet: Fleet, trace: Path, workdir: tempfile.TemporaryDirectory[str]):
+        self._fleet = fleet
+        self._workdir = workdir
+        self.trace = trace
+        self.url = fleet[0].url
+
+    @property
+    def inspector_command(self) -> str:
+        return f"python3 tools/kit.py inspector --url {self.url}"
+
+    def stop(self) -> None:
+        self._fleet.stop()
+        self._workdir.cleanup()
+
+    def __repr__(self) -> str:
+        running = "running" if self._fleet[0].running else "stopped"
+        return f"<lesson server {self.url} ({running}), trace in {self.trace.name}>"
+
+
+def start_traced_server(example: str = "lessons") -> TracedServer:
+    workdir = tempfile.TemporaryDirectory(prefix="mrtr-trace-")
+    trace = Path(workdir.name) / "rounds.jsonl"
+    command = serve_command(example, "lesson", options=["--trace", str(trace)])
+    try:
+        fleet = start_processes({"lesson": command})
+    except BaseException:
+        workdir.cleanup()
+        raise
+    return TracedServer(fleet, trace, workdir)
+
+
+def tampered(token: str) -> str:
+    """``token`` with one character in the middle of its payload (the third field) changed."""
+    fields = token.split(".")
+    payload = fields[2]
+    i = len(payload) // 2
+    fields[2] = payload[:i] + ("B" if payload[i] == "A" else "A") + payload[i + 1 :]
+    return ".".join(fields)
+
+
+def send_tampered(url: str, record: Any, request_id: str = "tampered-1") -> dict[str, Any]:
+    """POST ``record``'s request (a client trace record that carried a requestState) again,
+    with a new id and its state tampered with; return the server's JSON answer."""
+    request = {**record.request, "id": request_id}
+    params = dict(request["params"])
+    params["requestState"] = tampered(params["requestState"])
+    request["params"] = params
+    headers = {**record.headers, "Accept": "application/json, text/event-stream"}
+    answer: dict[str, Any] = httpx.post(url, json=request, headers=headers, timeout=30).json()
+    return answer
+
+
+def _answered_as_asked(step: ServerStep) -> bool:
+    assert step.retries is not None
+    return set(step.retries.round.asked) <= set(step.round.answers)
+
+
+def _good_retries(steps: Iterable[ServerStep]) -> list[ServerStep]:
+    """Retries with a new id, every asked key answered, and the state verified."""
+    return [
+        s
+        for s in steps
+        if s.retries is not None
+        and s.round.id != s.retries.round.id
+        and _answered_as_asked(s)
+        and s.round.state in ("verified", "absent")
+        and (s.round.state == "verified") == s.retries.round.state_issued
+    ]
+
+
+def check_host_flow(
+    source: Source | Iterable[ServerRound], own: str = NOTEBOOK_CLIENT
+) -> Checkpoint:
+    """From the server's trace: a host (any client but ``own``) answered a form in a proper
+    retry, and declined once. Says what is missing first."""
+    rounds = load(source) if isinstance(source, str | Path) else list(source)
+    steps, _ = server_steps(r for r in rounds if r.client != own)
+    if not steps:
+        return Checkpoint(
+            "not yet",
+            f"no rounds from a host yet, only this notebook's client's: {INSPECTOR_HINT}.",
+        )
+    host = steps[-1].round.client or "a client with no name"
+    refused = [s for s in steps if s.round.state == "refused"]
+    if refused:
+        return Checkpoint(
+            "not yet",
+            f"round {refused[0].number} from {host} had its requestState refused "
+            f"({refused[0].round.state_problem}): the host must echo it byte for byte (MRTR-C2).",
+        )
+    good = _good_retries(steps)
+    if not good:
+        return Checkpoint(
+            "not yet",
+            f"{host} called, but no retry answered a form yet: answer the form in its dialog.",
+        )
+    declined = [s for s in good if "decline" in s.round.answers.values()]
+    if not declined:
+        return Checkpoint(
+            "not yet",
+            f"{host} answered {len(good)} round(s) correctly; now call book_table again and "
+            "press Decline in the form.",
+        )
+    return Checkpoint(
+        "passed",
+        f"{host} answered {len(good)} round(s): each retry had a new id, answered every key "
+        f"asked and echoed the state (verified); round {declined[0].number} declined.",
+    )
