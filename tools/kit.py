@@ -742,6 +742,10 @@ def run_inspector(args: list[str]) -> int:
     if options.url is None:
         ensure_env(LAB)  # the kit's server runs from .venv/
     install_inspector()
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", options.port)) == 0:
+            say(f"port {options.port} is in use (another Inspector?): pick one with --port N")
+            return 2
     token = secrets.token_hex(16)  # Inspector's /api can start processes: never a fixed one
     env = inspector_env(token, INSPECTOR_DIR / "home", options.port)
     log = INSPECTOR_DIR / "inspector.log"
@@ -755,15 +759,18 @@ def run_inspector(args: list[str]) -> int:
                 return 2
             command = inspector_command(stdio=[*serve, "--example", options.example])
             say(f"Inspector spawns: {' '.join(serve)} --example {options.example}")
-        else:
-            url = options.url
-            if url is None:
-                server, url = start_example(
-                    str(PYTHON), options.example, INSPECTOR_DIR / "serve.log"
-                )
-                say(f"serving example {options.example!r} at {url} (log: .inspector/serve.log)")
-            command = inspector_command(url=url)
-        inspector = start_inspector(command, env, log)
+        try:
+            if not options.stdio:
+                url = options.url
+                if url is None:
+                    serve_log = INSPECTOR_DIR / "serve.log"
+                    server, url = start_example(str(PYTHON), options.example, serve_log)
+                    say(f"serving example {options.example!r} at {url} (log: .inspector/serve.log)")
+                command = inspector_command(url=url)
+            inspector = start_inspector(command, env, log)
+        except RuntimeError as exc:
+            say(str(exc))
+            return 1
         say(f"Inspector {INSPECTOR_VERSION} (protocol era modern) is up; its log: {_where(log)}")
         print(f"\n    open: {inspector_url(options.port, token)}\n", flush=True)
         say("then: the switch on the server's card (Connected), Tools, a tool, Execute Tool")
