@@ -699,19 +699,25 @@ def start_inspector(
             time.sleep(0.1)
 
 
-def start_example(python: str, example: str, log: Path) -> tuple[subprocess.Popen[str], str]:
-    """``python -m mrtr_kit serve --example EXAMPLE --port 0``; its stderr (uvicorn's access log)
-    goes to ``log``. Returns once it prints the URL it serves at."""
+def start_example(
+    python: str, example: str, log: Path, *, timeout: float = 60.0
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``python -m mrtr_kit serve --example EXAMPLE --port 0``, its output (the line naming its
+    URL, then uvicorn's access log: one ``POST /mcp`` line per request) into ``log``. Returns
+    once that line is there. (A pipe nobody reads would stall the server once full.)"""
     command = [python, "-m", "mrtr_kit", "serve", "--example", example, "--port", "0"]
-    with open(log, "wb") as err:
-        server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
-    assert server.stdout is not None
-    line = server.stdout.readline()  # "Serving example 'weather' at http://127.0.0.1:P/mcp"
-    if " at http" not in line:
-        stop(server)
-        tail = log.read_text(errors="replace")[-1500:]
-        raise RuntimeError(f"serve --example {example} did not start: {line}{tail}")
-    return server, line.rsplit(" at ", 1)[1].strip()
+    with open(log, "wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text(errors="replace")
+        found = re.search(r"^Serving .* at (http://\S+)$", text, re.MULTILINE)
+        if found:
+            return server, found[1]
+        if server.poll() is not None or time.monotonic() > deadline:
+            stop(server)
+            raise RuntimeError(f"serve --example {example} did not start:\n{text[-1500:]}")
+        time.sleep(0.05)
 
 
 def stop(process: subprocess.Popen[Any]) -> None:

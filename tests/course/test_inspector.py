@@ -90,6 +90,17 @@ class Server:
         return len(ROUND.findall(self.log.read_text(errors="replace")))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _inspector_installed() -> None:
+    """First of all (before any server or browser starts): skip, or fail under CI, without it."""
+    if not kit.inspector_installed():
+        _missing(
+            f"MCP Inspector ({PACKAGE}@{kit.INSPECTOR_VERSION}) is not installed in "
+            f".inspector/: run `{kit.INSPECTOR_INSTALL} --install-only` (or without "
+            "--install-only, to try it by hand) once"
+        )
+
+
 @pytest.fixture(scope="module")
 def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("weather") / "serve.log"
@@ -103,11 +114,6 @@ def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def inspector(weather: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Inspector's UI on the weather server: the URL to open, token included."""
-    if not kit.inspector_installed():
-        _missing(
-            f"MCP Inspector ({PACKAGE}@{kit.INSPECTOR_VERSION}) is not installed in "
-            f".inspector/: run `{kit.INSPECTOR_INSTALL}` once"
-        )
     work = tmp_path_factory.mktemp("inspector")
     token, port = secrets.token_hex(16), kit.free_port()
     env = kit.inspector_env(token, work / "home", port)
@@ -136,7 +142,7 @@ def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(chromium_browser: Any, inspector: str) -> Iterator[Any]:
+def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
     """Inspector's page, connected to the weather server, on the ``get_weather`` tool."""
     expect = _sync_api().expect
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -146,11 +152,12 @@ def page(chromium_browser: Any, inspector: str) -> Iterator[Any]:
         page = context.new_page()
         page.goto(inspector)
         page.get_by_role("switch").first.click(force=True)  # the server card's toggle
-        expect(page.get_by_text("Connected").first).to_be_visible(timeout=EVENTUALLY_MS)
-        expect(page.get_by_text("MCP 2026-07-28").first).to_be_visible()
+        # exact: "Disconnected" contains "Connected".
+        expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
+        expect(page.get_by_text("MCP 2026-07-28")).to_be_visible()  # the era it negotiated
         page.get_by_text("Tools", exact=True).first.click()
         page.get_by_role("button", name="get_weather", exact=True).click()
-        page.get_by_role("textbox", name="city").fill(CITY)
+        page.get_by_role("textbox", name="city", exact=True).fill(CITY)
         yield page
     finally:
         context.close()
@@ -182,7 +189,8 @@ def test_inspector_fills_the_weather_form_and_shows_the_forecast(
     page.screenshot(path=str(shot), animations="disabled")
     print(f"\nInspector's form for get_weather: {shot}")
 
-    dialog.get_by_role("textbox", name="login", exact=True).fill("grace")
+    # Fields are named by their title (the label also holds a hidden "*" for required ones).
+    dialog.get_by_role("textbox", name="Your login", exact=True).fill("grace")
     dialog.get_by_role("button", name="Submit").click()
     result_text(page, f"Hello grace! Weather now in {CITY}")
     expect = _sync_api().expect
