@@ -360,9 +360,10 @@ def test_inspector_is_pinned_and_runs_in_the_modern_era_on_an_http_or_a_stdio_se
         "http",
     ]
     serve = ["/venv/bin/python", "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
-    stdio = kit.inspector_command(stdio=serve, folder=folder)
+    stdio = kit.inspector_command(stdio=serve, env={"PYTHONPATH": "/src"}, folder=folder)
     # Everything after `--` is the server's command line, never read as Inspector's flags.
     assert stdio[:5] == http[:5] and stdio[stdio.index("--") + 1 :] == serve
+    assert stdio[5 : stdio.index("--")] == ["--cwd", str(ROOT), "-e", "PYTHONPATH=/src"]
     with pytest.raises(ValueError):
         kit.inspector_command(folder=folder)
 

@@ -636,10 +636,15 @@ def free_port() -> int:
 
 
 def inspector_command(
-    *, url: str | None = None, stdio: list[str] | None = None, folder: Path = INSPECTOR_DIR
+    *,
+    url: str | None = None,
+    stdio: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    folder: Path = INSPECTOR_DIR,
 ) -> list[str]:
     """Inspector's web UI, in the 2026-07-28 ("modern") era, on one server: an HTTP ``url``
-    (Streamable HTTP) or a ``stdio`` command line that Inspector spawns."""
+    (Streamable HTTP) or a ``stdio`` command line that Inspector spawns, with ``env`` added to
+    the few variables Inspector gives it (PATH, HOME, ...)."""
     node, launcher = inspector_paths(folder)
     command = [str(node), str(launcher), "--web", "--protocol-era", "modern"]
     if url is not None:
@@ -647,7 +652,8 @@ def inspector_command(
     if not stdio:
         raise ValueError("inspector_command needs url or stdio")
     # `--`: the server's own flags are not Inspector's; it spawns the server from the repository.
-    return [*command, "--cwd", str(ROOT), "--", *stdio]
+    extra = [arg for key, value in (env or {}).items() for arg in ("-e", f"{key}={value}")]
+    return [*command, "--cwd", str(ROOT), *extra, "--", *stdio]
 
 
 def inspector_env(

@@ -18,6 +18,9 @@ form appears in Inspector's elicitation dialog (badge ``input_required``); then
 
 What the server received is read from its access log (one ``POST /mcp`` per round).
 
+One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
+``kit.py inspector --stdio`` does) and fills the form over stdio.
+
 Without ``.inspector/`` the tests skip, naming the command that installs it; under CI (``CI``
 set, as ``.ci/run`` sets it, and installs Inspector first) they fail instead. A screenshot of the
 form dialog goes to ``screenshots/browser/inspector-form.png`` (gitignored); the test prints it.
@@ -32,6 +35,7 @@ import secrets
 import shutil
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -125,6 +129,24 @@ def inspector(weather: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="module")
+def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Inspector spawning ``serve --stdio --example weather`` itself, as ``kit.py inspector
+    --stdio`` has it do. Inspector hands a stdio server only a few variables (PATH, HOME...):
+    PYTHONPATH is passed on, so the server is this checkout's kit."""
+    work = tmp_path_factory.mktemp("inspector-stdio")
+    token, port = secrets.token_hex(16), kit.free_port()
+    env = kit.inspector_env(token, work / "home", port)
+    serve = [sys.executable, "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
+    passed = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
+    command = kit.inspector_command(stdio=serve, env=passed)
+    process = kit.start_inspector(command, env, work / "log.txt")
+    try:
+        yield kit.inspector_url(port, token)
+    finally:
+        kit.stop(process)  # it ends its stdio child too
+
+
+@pytest.fixture(scope="module")
 def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sync_api = _sync_api()
     executable = system_binary("chromium", paths=("/usr/bin/chromium",))
@@ -141,16 +163,16 @@ def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest.fixture
-def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
-    """Inspector's page, connected to the weather server, on the ``get_weather`` tool."""
+@contextmanager
+def weather_tool(browser: Any, inspector_url: str) -> Iterator[Any]:
+    """A fresh page of Inspector, connected to its server, on ``get_weather`` with a city."""
     expect = _sync_api().expect
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(EVENTUALLY_MS)
     context.route(OUTSIDE, lambda route: route.abort())
     try:
         page = context.new_page()
-        page.goto(inspector)
+        page.goto(inspector_url)
         page.get_by_role("switch").first.click(force=True)  # the server card's toggle
         # exact: "Disconnected" contains "Connected".
         expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
@@ -161,6 +183,12 @@ def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture
+def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
+    with weather_tool(chromium_browser, inspector) as page:
+        yield page
 
 
 def form_dialog(page: Any, text: str) -> Any:
@@ -209,3 +237,14 @@ def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, weather
     result_text(page, f"No forecast for {CITY}: sign-in was cancelled.")
     # Round 1, the retry carrying decline, the retry carrying cancel.
     assert weather.rounds() - before >= 3, weather.log.read_text()[-2000:]
+
+
+def test_inspector_spawns_serve_stdio_and_the_form_flow_completes(
+    inspector_stdio: str, chromium_browser: Any
+) -> None:
+    with weather_tool(chromium_browser, inspector_stdio) as page:
+        page.get_by_role("button", name="Execute Tool").click()
+        dialog = form_dialog(page, QUESTION)
+        dialog.get_by_role("textbox", name="Your login", exact=True).fill("ada")
+        dialog.get_by_role("button", name="Submit").click()
+        result_text(page, f"Hello ada! Weather now in {CITY}")
