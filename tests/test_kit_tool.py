@@ -337,3 +337,67 @@ def test_the_test_command_runs_every_lesson_and_reset_names_each_one(monkeypatch
     for name in lessons:
         number = name.split("-", 1)[0]
         assert kit.resolve_lesson(number) == ROOT / "notebooks" / name, number
+
+
+# -- inspector: MCP Inspector 2.12 on a kit server ------------------------------------------------
+
+
+def test_inspector_is_pinned_and_runs_in_the_modern_era_on_an_http_or_a_stdio_server(monkeypatch):
+    kit = load_kit(monkeypatch)
+    assert kit.INSPECTOR_PACKAGES == ("node@22", "@modelcontextprotocol/inspector@2.12.0")
+    folder = ROOT / ".inspector"
+    node, launcher = kit.inspector_paths(folder)
+    http = kit.inspector_command(url="http://127.0.0.1:8000/mcp", folder=folder)
+    assert http == [
+        str(node),
+        str(launcher),
+        "--web",
+        "--protocol-era",
+        "modern",
+        "--server-url",
+        "http://127.0.0.1:8000/mcp",
+        "--transport",
+        "http",
+    ]
+    serve = ["/venv/bin/python", "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
+    stdio = kit.inspector_command(stdio=serve, env={"PYTHONPATH": "/src"}, folder=folder)
+    # Everything after `--` is the server's command line, never read as Inspector's flags.
+    assert stdio[:5] == http[:5] and stdio[stdio.index("--") + 1 :] == serve
+    assert stdio[5 : stdio.index("--")] == ["--cwd", str(ROOT), "-e", "PYTHONPATH=/src"]
+    with pytest.raises(ValueError):
+        kit.inspector_command(folder=folder)
+
+
+def test_inspector_env_is_quiet_private_and_puts_node_22_first(monkeypatch, tmp_path):
+    kit = load_kit(monkeypatch)
+    env = kit.inspector_env("t0ken", tmp_path / "home", 6300, folder=tmp_path / "ins")
+    assert env["MCP_INSPECTOR_API_TOKEN"] == "t0ken"
+    assert env["MCP_AUTO_OPEN_ENABLED"] == "false"
+    assert env["MCP_INSPECTOR_SECRET_STORE"] == "memory"
+    assert env["HOME"] == str(tmp_path / "home") and (tmp_path / "home").is_dir()
+    assert env["CLIENT_PORT"] == "6300"
+    assert len({env["CLIENT_PORT"], env["MCP_SANDBOX_PORT"], env["MCP_APP_ORIGIN_PORT"]}) == 3
+    assert env["PATH"].split(os.pathsep)[0] == str(tmp_path / "ins/node_modules/node/bin")
+    url = kit.inspector_url(6300, "t0ken")
+    assert url == "http://127.0.0.1:6300/?MCP_INSPECTOR_API_TOKEN=t0ken"
+
+
+def test_inspector_counts_as_installed_only_with_node_and_the_pinned_version(monkeypatch, tmp_path):
+    kit = load_kit(monkeypatch)
+    assert not kit.inspector_installed(tmp_path)
+    node, launcher = kit.inspector_paths(tmp_path)
+    for path in (node, launcher):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    package = launcher.parents[3] / "package.json"
+    package.write_text(json.dumps({"version": "2.11.0"}))
+    assert not kit.inspector_installed(tmp_path)  # another version: installs the pinned one
+    package.write_text(json.dumps({"version": kit.INSPECTOR_VERSION}))
+    assert kit.inspector_installed(tmp_path)
+
+
+def test_inspector_without_npm_says_what_to_install(monkeypatch, tmp_path):
+    kit = load_kit(monkeypatch)
+    monkeypatch.setattr(kit.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="inspector needs npm"):
+        kit.install_inspector(tmp_path / "ins")

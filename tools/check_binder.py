@@ -64,6 +64,7 @@ NOT_COPIED = shutil.ignore_patterns(
     ".venv",
     ".jupyter-test",
     ".conformance",
+    ".inspector",
     ".hypothesis",
     ".ruff_cache",
     ".mypy_cache",

@@ -8,6 +8,8 @@
     python3 tools/kit.py test            # the whole suite: unit tests + every notebook under nbval
     python3 tools/kit.py test --fast     # the everyday lane (below)
     python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
+    python3 tools/kit.py inspector [--example NAME | --url URL | --stdio --example NAME] [--port N]
+                                         # MCP Inspector 2.12 (a real host) on a kit server
 
 ``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
 ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
@@ -19,6 +21,14 @@ lesson). ``test --fast`` runs ``tests/`` without the tests marked ``slow`` (they
 processes: servers, fleets, redis-server, nginx, kernels, ruff and mypy) or ``browser``, and
 without the notebooks. Other arguments after ``test`` go to pytest (``-x``, ``-k ledger``).
 
+``inspector`` installs Node 22 and ``@modelcontextprotocol/inspector`` (pinned) into
+``.inspector/`` once (npm needed, about 300 MB), starts Inspector's web UI on 127.0.0.1 (port
+6274, or ``--port``) with the 2026-07-28 protocol era, and prints the URL to open, its token
+included. Its server: ``--url`` a running kit server's ``/mcp`` URL; ``--stdio`` Inspector
+spawns ``.venv``'s ``python -m mrtr_kit serve --stdio --example NAME``; neither, it starts
+``serve --example NAME`` (default weather) on a free port itself. Ctrl-C stops what it started.
+``inspector --install-only`` installs and starts nothing (CI; the Inspector browser test).
+
 and one for maintainers, after editing a lesson:
 
     python3 tools/kit.py store notebooks/NN-name.ipynb   # re-run it and store its outputs
@@ -28,19 +38,23 @@ Standard library only, because it runs before anything is installed.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
 import sys
 import tarfile
 import time
+import urllib.request
 import venv
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(os.environ.get("MRTR_KIT_VENV") or ROOT / ".venv")  # another venv: doctor's tests
@@ -556,6 +570,234 @@ def install(args: list[str]) -> int:
     return 0
 
 
+# -- MCP Inspector (a real host) -------------------------------------------------------------
+
+# Pinned: Inspector's UI is not a stable API (the browser test drives it). It needs Node >= 22.19,
+# which the npm package node@22 brings, whatever node runs npm (recipe: INSPECTOR.md).
+INSPECTOR_VERSION = "2.12.0"
+INSPECTOR_PACKAGES = ("node@22", f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}")
+INSPECTOR_DIR = ROOT / ".inspector"  # .gitignore'd
+INSPECTOR_INSTALL = "python3 tools/kit.py inspector"
+MIN_NODE = (22, 19)
+
+
+def inspector_paths(folder: Path = INSPECTOR_DIR) -> tuple[Path, Path]:
+    """(the node@22 binary, Inspector's launcher script) inside an install folder."""
+    modules = folder / "node_modules"
+    node = modules / "node" / "bin" / ("node.exe" if os.name == "nt" else "node")
+    launcher = modules / "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+    return node, launcher
+
+
+def inspector_installed(folder: Path = INSPECTOR_DIR) -> bool:
+    """Node and the pinned Inspector version are both in ``folder``."""
+    node, launcher = inspector_paths(folder)
+    package = folder / "node_modules/@modelcontextprotocol/inspector/package.json"
+    try:
+        version = json.loads(package.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return node.exists() and launcher.exists() and version == INSPECTOR_VERSION
+
+
+def install_inspector(folder: Path = INSPECTOR_DIR) -> None:
+    """``npm install node@22 @modelcontextprotocol/inspector@2.12.0`` into ``folder``, once."""
+    if inspector_installed(folder):
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit(
+            "inspector needs npm (any version: it installs Node 22 for Inspector itself); "
+            "install Node.js from https://nodejs.org or your package manager, then run again"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    # A package.json of its own: npm would otherwise name one after the folder, and
+    # ".inspector" is not a valid package name.
+    (folder / "package.json").write_text('{"name": "mrtr-kit-inspector", "private": true}\n')
+    started = time.monotonic()
+    say(f"installing {' '.join(INSPECTOR_PACKAGES)} into {_where(folder)}/ (about 300 MB)")
+    command = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *INSPECTOR_PACKAGES]
+    subprocess.run(command, cwd=folder, check=True)
+    node, _ = inspector_paths(folder)
+    out = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True)
+    found = tuple(int(n) for n in out.stdout.strip().lstrip("v").split(".")[:2])
+    if found < MIN_NODE or not inspector_installed(folder):
+        raise SystemExit(f"Inspector's install in {_where(folder)}/ is incomplete (node {found})")
+    say(
+        f"Inspector {INSPECTOR_VERSION} and node {out.stdout.strip()} ready after "
+        f"{time.monotonic() - started:.0f} s"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def inspector_command(
+    *,
+    url: str | None = None,
+    stdio: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    folder: Path = INSPECTOR_DIR,
+) -> list[str]:
+    """Inspector's web UI, in the 2026-07-28 ("modern") era, on one server: an HTTP ``url``
+    (Streamable HTTP) or a ``stdio`` command line that Inspector spawns, with ``env`` added to
+    the few variables Inspector gives it (PATH, HOME, ...)."""
+    node, launcher = inspector_paths(folder)
+    command = [str(node), str(launcher), "--web", "--protocol-era", "modern"]
+    if url is not None:
+        return [*command, "--server-url", url, "--transport", "http"]
+    if not stdio:
+        raise ValueError("inspector_command needs url or stdio")
+    # `--`: the server's own flags are not Inspector's; it spawns the server from the repository.
+    extra = [arg for key, value in (env or {}).items() for arg in ("-e", f"{key}={value}")]
+    return [*command, "--cwd", str(ROOT), *extra, "--", *stdio]
+
+
+def inspector_env(
+    token: str, home: Path, port: int = 6274, folder: Path = INSPECTOR_DIR
+) -> dict[str, str]:
+    """The environment that makes Inspector quiet and predictable: a given token, no browser
+    opened, secrets in memory (no keychain), its ~/.mcp-inspector under ``home``, the UI on
+    ``port`` and its two helper ports on free ones, node@22 first on PATH."""
+    node, _ = inspector_paths(folder)
+    home.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update(
+        HOME=str(home),
+        USERPROFILE=str(home),
+        MCP_INSPECTOR_API_TOKEN=token,
+        MCP_AUTO_OPEN_ENABLED="false",
+        MCP_INSPECTOR_SECRET_STORE="memory",
+        CLIENT_PORT=str(port),
+        MCP_SANDBOX_PORT=str(free_port()),
+        MCP_APP_ORIGIN_PORT=str(free_port()),
+        PATH=os.pathsep.join([str(node.parent), env.get("PATH", "")]),
+    )
+    return env
+
+
+def inspector_url(port: int, token: str) -> str:
+    return f"http://127.0.0.1:{port}/?MCP_INSPECTOR_API_TOKEN={token}"
+
+
+def start_inspector(
+    command: list[str], env: dict[str, str], log: Path, *, timeout: float = 120.0
+) -> subprocess.Popen[bytes]:
+    """Start Inspector (output into ``log``) and return once its UI answers on CLIENT_PORT."""
+    port = int(env["CLIENT_PORT"])
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            tail = log.read_text(errors="replace")[-1500:]
+            raise RuntimeError(f"Inspector exited (rc={process.returncode}):\n{tail}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).close()
+            return process
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                stop(process)
+                raise RuntimeError(f"Inspector did not answer in {timeout} s; see {log}") from exc
+            time.sleep(0.1)
+
+
+def start_example(
+    python: str, example: str, log: Path, *, timeout: float = 60.0
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``python -m mrtr_kit serve --example EXAMPLE --port 0``, its output (the line naming its
+    URL, then uvicorn's access log: one ``POST /mcp`` line per request) into ``log``. Returns
+    once that line is there. (A pipe nobody reads would stall the server once full.)"""
+    command = [python, "-m", "mrtr_kit", "serve", "--example", example, "--port", "0"]
+    with open(log, "wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text(errors="replace")
+        found = re.search(r"^Serving .* at (http://\S+)$", text, re.MULTILINE)
+        if found:
+            return server, found[1]
+        if server.poll() is not None or time.monotonic() > deadline:
+            stop(server)
+            raise RuntimeError(f"serve --example {example} did not start:\n{text[-1500:]}")
+        time.sleep(0.05)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """End a process we started, by its PID: SIGTERM, then kill if it lingers."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run_inspector(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="kit.py inspector", description="MCP Inspector 2.12")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--url", help="a running server's Streamable HTTP URL (…/mcp)")
+    target.add_argument("--stdio", action="store_true", help="Inspector spawns `serve --stdio`")
+    parser.add_argument("--example", default="weather", help="the kit example (default weather)")
+    parser.add_argument("--port", type=int, default=6274, help="Inspector's UI port (6274)")
+    parser.add_argument(
+        "--install-only", action="store_true", help="install into .inspector/, start nothing (CI)"
+    )
+    options = parser.parse_args(args)
+    if options.install_only:
+        install_inspector()
+        return 0
+    if options.url is None:
+        ensure_env(LAB)  # the kit's server runs from .venv/
+    install_inspector()
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", options.port)) == 0:
+            say(f"port {options.port} is in use (another Inspector?): pick one with --port N")
+            return 2
+    token = secrets.token_hex(16)  # Inspector's /api can start processes: never a fixed one
+    env = inspector_env(token, INSPECTOR_DIR / "home", options.port)
+    log = INSPECTOR_DIR / "inspector.log"
+    server = None
+    try:
+        if options.stdio:
+            serve = [str(PYTHON), "-m", "mrtr_kit", "serve", "--stdio"]
+            usage = subprocess.run([*serve[:4], "--help"], capture_output=True, text=True)
+            if "--stdio" not in usage.stdout:
+                say("this kit's `python -m mrtr_kit serve` has no --stdio: use --url or --example")
+                return 2
+            command = inspector_command(stdio=[*serve, "--example", options.example])
+            say(f"Inspector spawns: {' '.join(serve)} --example {options.example}")
+        try:
+            if not options.stdio:
+                url = options.url
+                if url is None:
+                    serve_log = INSPECTOR_DIR / "serve.log"
+                    server, url = start_example(str(PYTHON), options.example, serve_log)
+                    say(f"serving example {options.example!r} at {url} (log: .inspector/serve.log)")
+                command = inspector_command(url=url)
+            inspector = start_inspector(command, env, log)
+        except RuntimeError as exc:
+            say(str(exc))
+            return 1
+        say(f"Inspector {INSPECTOR_VERSION} (protocol era modern) is up; its log: {_where(log)}")
+        print(f"\n    open: {inspector_url(options.port, token)}\n", flush=True)
+        say("then: the switch on the server's card (Connected), Tools, a tool, Execute Tool")
+        say("Ctrl-C stops Inspector" + (" and the server" if server else ""))
+        try:
+            return inspector.wait()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            stop(inspector)
+    finally:
+        if server is not None:
+            stop(server)
+
+
 # Each command: what it runs, and the extras it needs installed first (None: installs nothing).
 COMMANDS = {
     "lab": (run_lab, LAB),
@@ -565,6 +807,7 @@ COMMANDS = {
     "reset": (reset_lessons, None),
     "binder-url": (print_binder_url, None),
     "install": (install, None),
+    "inspector": (run_inspector, None),
 }
 
 

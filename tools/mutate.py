@@ -177,7 +177,15 @@ TARGETS = (
 )
 SURVIVORS = ROOT / "tools" / "mutation-survivors.toml"
 # The snapshot is the working tree minus what is big, built or private to one machine.
-NOT_COPIED = (".git", ".venv", ".conformance", ".jupyter-test", "node_modules", "screenshots")
+NOT_COPIED = (
+    ".git",
+    ".venv",
+    ".conformance",
+    ".inspector",
+    ".jupyter-test",
+    "node_modules",
+    "screenshots",
+)
 IGNORED = shutil.ignore_patterns(
     *NOT_COPIED,
     ".hypothesis",

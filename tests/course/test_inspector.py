@@ -1,0 +1,250 @@
+"""A real MCP host, MCP Inspector 2.12 (``@modelcontextprotocol/inspector``), drives the kit's
+weather server through lesson 01's form: Playwright for Python clicks through Inspector's web UI
+in Debian's headless Chromium (``/usr/bin/chromium``; never ``playwright install``).
+
+Set-up, shared with ``python3 tools/kit.py inspector`` (the same functions of ``tools/kit.py``):
+``serve --example weather --port 0`` in a child process (its URL read from its first line, its
+access log kept), then Inspector's web UI, pinned to 2.12.0 and installed in ``.inspector/``,
+in the 2026-07-28 ("modern") protocol era, on free loopback ports, with a token of its own and
+its HOME in the test's temp folder. The page may reach loopback only: a Playwright route aborts
+everything else (the one outside request is a web-font stylesheet; the fallback font renders).
+
+The tests, each in a fresh browser context: connect, Tools, ``get_weather``, Execute Tool; the
+form appears in Inspector's elicitation dialog (badge ``input_required``); then
+
+* fill the login and Submit: the forecast for that login shows;
+* Decline: the server asks again, saying why (the weather tool's decline handling), then Cancel:
+  the tool's polite "sign-in was cancelled" result shows.
+
+What the server received is read from its access log (one ``POST /mcp`` per round).
+
+One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
+``kit.py inspector --stdio`` does) and fills the form over stdio.
+
+Without ``.inspector/`` the tests skip, naming the command that installs it; under CI (``CI``
+set, as ``.ci/run`` sets it, and installs Inspector first) they fail instead. A screenshot of the
+form dialog goes to ``screenshots/browser/inspector-form.png`` (gitignored); the test prints it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import secrets
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from browser_support import CHROMIUM_FLAGS, SCREENSHOTS, isolated_env, short_temp_dir
+from conftest import system_binary
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "@modelcontextprotocol/inspector"
+# Caps, not speed claims: every wait ends as soon as its text is on the page. Generous, because
+# Inspector, the server and Chromium share a machine that may be busy.
+EVENTUALLY_MS = 60_000
+CITY = "Lisbon"
+QUESTION = f"Sign in to see the weather for {CITY}: which login should I use?"
+# Anything but loopback: the page must not need the network (fonts fall back at once).
+OUTSIDE = re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z-]+://")
+ROUND = re.compile(r'"POST /mcp HTTP/1\.1" 200')
+
+
+def _load_kit() -> ModuleType:
+    """tools/kit.py, the code behind ``python3 tools/kit.py inspector`` (not a package)."""
+    spec = importlib.util.spec_from_file_location("kit_for_inspector", ROOT / "tools" / "kit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+kit = _load_kit()
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI must install it")
+    pytest.skip(message)
+
+
+def _sync_api() -> Any:
+    try:
+        from playwright import sync_api
+    except ImportError:
+        _missing("playwright is not installed (it is in the test extra)")
+    return sync_api
+
+
+@dataclass
+class Server:
+    url: str
+    log: Path  # uvicorn's access log: one line per HTTP request
+
+    def rounds(self) -> int:
+        return len(ROUND.findall(self.log.read_text(errors="replace")))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _inspector_installed() -> None:
+    """First of all (before any server or browser starts): skip, or fail under CI, without it."""
+    if not kit.inspector_installed():
+        _missing(
+            f"MCP Inspector ({PACKAGE}@{kit.INSPECTOR_VERSION}) is not installed in "
+            f".inspector/: run `{kit.INSPECTOR_INSTALL} --install-only` (or without "
+            "--install-only, to try it by hand) once"
+        )
+
+
+@pytest.fixture(scope="module")
+def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("weather") / "serve.log"
+    process, url = kit.start_example(sys.executable, "weather", log)
+    try:
+        yield Server(url, log)
+    finally:
+        kit.stop(process)
+
+
+@pytest.fixture(scope="module")
+def inspector(weather: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Inspector's UI on the weather server: the URL to open, token included."""
+    work = tmp_path_factory.mktemp("inspector")
+    token, port = secrets.token_hex(16), kit.free_port()
+    env = kit.inspector_env(token, work / "home", port)
+    process = kit.start_inspector(kit.inspector_command(url=weather.url), env, work / "log.txt")
+    try:
+        yield kit.inspector_url(port, token)
+    finally:
+        kit.stop(process)  # by its PID; closing the browser would not disconnect its backend
+
+
+@pytest.fixture(scope="module")
+def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Inspector spawning ``serve --stdio --example weather`` itself, as ``kit.py inspector
+    --stdio`` has it do. Inspector hands a stdio server only a few variables (PATH, HOME...):
+    PYTHONPATH is passed on, so the server is this checkout's kit."""
+    work = tmp_path_factory.mktemp("inspector-stdio")
+    token, port = secrets.token_hex(16), kit.free_port()
+    env = kit.inspector_env(token, work / "home", port)
+    serve = [sys.executable, "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
+    passed = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
+    command = kit.inspector_command(stdio=serve, env=passed)
+    process = kit.start_inspector(command, env, work / "log.txt")
+    try:
+        yield kit.inspector_url(port, token)
+    finally:
+        kit.stop(process)  # it ends its stdio child too
+
+
+@pytest.fixture(scope="module")
+def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    sync_api = _sync_api()
+    executable = system_binary("chromium", paths=("/usr/bin/chromium",))
+    tmp = short_temp_dir()
+    env = isolated_env(tmp_path_factory.mktemp("inspector-browser"), tmp)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=executable, args=CHROMIUM_FLAGS, env=env
+            )
+            yield browser
+            browser.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def weather_tool(browser: Any, inspector_url: str) -> Iterator[Any]:
+    """A fresh page of Inspector, connected to its server, on ``get_weather`` with a city."""
+    expect = _sync_api().expect
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(EVENTUALLY_MS)
+    context.route(OUTSIDE, lambda route: route.abort())
+    try:
+        page = context.new_page()
+        page.goto(inspector_url)
+        page.get_by_role("switch").first.click(force=True)  # the server card's toggle
+        # exact: "Disconnected" contains "Connected".
+        expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
+        expect(page.get_by_text("MCP 2026-07-28")).to_be_visible()  # the era it negotiated
+        page.get_by_text("Tools", exact=True).first.click()
+        page.get_by_role("button", name="get_weather", exact=True).click()
+        page.get_by_role("textbox", name="city", exact=True).fill(CITY)
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
+    with weather_tool(chromium_browser, inspector) as page:
+        yield page
+
+
+def form_dialog(page: Any, text: str) -> Any:
+    """Inspector's elicitation dialog showing ``text``, once it is there."""
+    expect = _sync_api().expect
+    dialog = page.get_by_role("dialog").filter(has_text=text)
+    expect(dialog).to_be_visible(timeout=EVENTUALLY_MS)
+    expect(dialog).to_contain_text("Elicitation Request")
+    expect(dialog).to_contain_text("input_required")
+    return dialog
+
+
+def result_text(page: Any, text: str) -> None:
+    expect = _sync_api().expect
+    expect(page.locator("pre").filter(has_text=text).first).to_be_visible(timeout=EVENTUALLY_MS)
+
+
+def test_inspector_fills_the_weather_form_and_shows_the_forecast(
+    page: Any, weather: Server
+) -> None:
+    before = weather.rounds()
+    page.get_by_role("button", name="Execute Tool").click()
+    dialog = form_dialog(page, QUESTION)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "inspector-form.png"
+    page.screenshot(path=str(shot), animations="disabled")
+    print(f"\nInspector's form for get_weather: {shot}")
+
+    # Fields are named by their title (the label also holds a hidden "*" for required ones).
+    dialog.get_by_role("textbox", name="Your login", exact=True).fill("grace")
+    dialog.get_by_role("button", name="Submit").click()
+    result_text(page, f"Hello grace! Weather now in {CITY}")
+    expect = _sync_api().expect
+    expect(page.get_by_role("dialog").filter(has_text=QUESTION)).to_have_count(0)
+    # Round 1 (input_required) and round 2 (the retry with the answer), at least.
+    assert weather.rounds() - before >= 2, weather.log.read_text()[-2000:]
+
+
+def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, weather: Server) -> None:
+    before = weather.rounds()
+    page.get_by_role("button", name="Execute Tool").click()
+    form_dialog(page, QUESTION).get_by_role("button", name="Decline").click()
+    # The weather tool answers a decline by asking again, saying why.
+    again = form_dialog(page, "The weather service only answers signed-in users.")
+    again.get_by_role("button", name="Cancel").click()
+    result_text(page, f"No forecast for {CITY}: sign-in was cancelled.")
+    # Round 1, the retry carrying decline, the retry carrying cancel.
+    assert weather.rounds() - before >= 3, weather.log.read_text()[-2000:]
+
+
+def test_inspector_spawns_serve_stdio_and_the_form_flow_completes(
+    inspector_stdio: str, chromium_browser: Any
+) -> None:
+    with weather_tool(chromium_browser, inspector_stdio) as page:
+        page.get_by_role("button", name="Execute Tool").click()
+        dialog = form_dialog(page, QUESTION)
+        dialog.get_by_role("textbox", name="Your login", exact=True).fill("ada")
+        dialog.get_by_role("button", name="Submit").click()
+        result_text(page, f"Hello ada! Weather now in {CITY}")
