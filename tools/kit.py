@@ -52,6 +52,7 @@ import tarfile
 import time
 import urllib.request
 import venv
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -706,12 +707,12 @@ def start_inspector(
 
 
 def start_example(
-    python: str, example: str, log: Path, *, timeout: float = 60.0
+    python: str, example: str, log: Path, *, options: Sequence[str] = (), timeout: float = 60.0
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """``python -m mrtr_kit serve --example EXAMPLE --port 0``, its output (the line naming its
-    URL, then uvicorn's access log: one ``POST /mcp`` line per request) into ``log``. Returns
-    once that line is there. (A pipe nobody reads would stall the server once full.)"""
-    command = [python, "-m", "mrtr_kit", "serve", "--example", example, "--port", "0"]
+    """``python -m mrtr_kit serve --example EXAMPLE --port 0 [OPTIONS]``, its output (the line
+    naming its URL, then uvicorn's access log: one ``POST /mcp`` line per request) into ``log``.
+    Returns once that line is there. (A pipe nobody reads would stall the server once full.)"""
+    command = [python, "-m", "mrtr_kit", "serve", "--example", example, "--port", "0", *options]
     with open(log, "wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     deadline = time.monotonic() + timeout

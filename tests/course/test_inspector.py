@@ -1,22 +1,26 @@
 """A real MCP host, MCP Inspector 2.12 (``@modelcontextprotocol/inspector``), drives the kit's
-weather server through lesson 01's form: Playwright for Python clicks through Inspector's web UI
+lesson server through lesson 01's form: Playwright for Python clicks through Inspector's web UI
 in Debian's headless Chromium (``/usr/bin/chromium``; never ``playwright install``).
 
 Set-up, shared with ``python3 tools/kit.py inspector`` (the same functions of ``tools/kit.py``):
-``serve --example weather --port 0`` in a child process (its URL read from its first line, its
-access log kept), then Inspector's web UI, pinned to 2.12.0 and installed in ``.inspector/``,
-in the 2026-07-28 ("modern") protocol era, on free loopback ports, with a token of its own and
-its HOME in the test's temp folder. The page may reach loopback only: a Playwright route aborts
-everything else (the one outside request is a web-font stylesheet; the fallback font renders).
+``serve --example lessons --port 0 --trace PATH`` in a child process (its URL read from its first
+line; its trace: the server's view of each round, one JSON line per request), then Inspector's
+web UI, pinned to 2.12.0 and installed in ``.inspector/``, in the 2026-07-28 ("modern") protocol
+era, on free loopback ports, with a token of its own and its HOME in the test's temp folder. The
+page may reach loopback only: a Playwright route aborts everything else (the one outside request
+is a web-font stylesheet; the fallback font renders).
 
 The tests, each in a fresh browser context: connect, Tools, ``get_weather``, Execute Tool; the
 form appears in Inspector's elicitation dialog (badge ``input_required``); then
 
 * fill the login and Submit: the forecast for that login shows;
 * Decline: the server asks again, saying why (the weather tool's decline handling), then Cancel:
-  the tool's polite "sign-in was cancelled" result shows.
+  the tool's polite "sign-in was cancelled" result shows;
+* ``book_table``, which carries its progress in a sealed requestState: Decline, and the tool says
+  nothing was booked.
 
-What the server received is read from its access log (one ``POST /mcp`` per round).
+What the server received is read from its trace (``serve --trace``): each retry a new id, the
+answers keyed as asked, and for ``book_table`` the state Inspector echoed verified.
 
 One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
 ``kit.py inspector --stdio`` does) and fills the form over stdio.
@@ -29,6 +33,7 @@ form dialog goes to ``screenshots/browser/inspector-form.png`` (gitignored); the
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import secrets
@@ -45,6 +50,9 @@ import pytest
 from browser_support import CHROMIUM_FLAGS, SCREENSHOTS, isolated_env, short_temp_dir
 from conftest import system_binary
 
+from mrtr_kit.course.lessons.real_host import check_host_flow
+from mrtr_kit.course.plain.server_trace import ServerTrace
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +64,6 @@ CITY = "Lisbon"
 QUESTION = f"Sign in to see the weather for {CITY}: which login should I use?"
 # Anything but loopback: the page must not need the network (fonts fall back at once).
 OUTSIDE = re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z-]+://")
-ROUND = re.compile(r'"POST /mcp HTTP/1\.1" 200')
 
 
 def _load_kit() -> ModuleType:
@@ -88,10 +95,13 @@ def _sync_api() -> Any:
 @dataclass
 class Server:
     url: str
-    log: Path  # uvicorn's access log: one line per HTTP request
+    trace: Path  # serve --trace: one JSON line per request the server answered
 
-    def rounds(self) -> int:
-        return len(ROUND.findall(self.log.read_text(errors="replace")))
+    def calls(self, tool: str) -> list[dict[str, Any]]:
+        """The server's record of each tools/call of ``tool``, oldest first."""
+        lines = self.trace.read_text().splitlines() if self.trace.exists() else []
+        rounds = [json.loads(line) for line in lines]
+        return [r for r in rounds if r["method"] == "tools/call" and r["target"] == tool]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -106,22 +116,25 @@ def _inspector_installed() -> None:
 
 
 @pytest.fixture(scope="module")
-def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("weather") / "serve.log"
-    process, url = kit.start_example(sys.executable, "weather", log)
+def lessons(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The lessons' server (get_weather, book_table, ...), tracing what it receives."""
+    work = tmp_path_factory.mktemp("lessons")
+    trace = work / "rounds.jsonl"
+    options = ["--trace", str(trace)]
+    process, url = kit.start_example(sys.executable, "lessons", work / "serve.log", options=options)
     try:
-        yield Server(url, log)
+        yield Server(url, trace)
     finally:
         kit.stop(process)
 
 
 @pytest.fixture(scope="module")
-def inspector(weather: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def inspector(lessons: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Inspector's UI on the weather server: the URL to open, token included."""
     work = tmp_path_factory.mktemp("inspector")
     token, port = secrets.token_hex(16), kit.free_port()
     env = kit.inspector_env(token, work / "home", port)
-    process = kit.start_inspector(kit.inspector_command(url=weather.url), env, work / "log.txt")
+    process = kit.start_inspector(kit.inspector_command(url=lessons.url), env, work / "log.txt")
     try:
         yield kit.inspector_url(port, token)
     finally:
@@ -129,19 +142,22 @@ def inspector(weather: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="module")
-def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """Inspector spawning ``serve --stdio --example weather`` itself, as ``kit.py inspector
     --stdio`` has it do. Inspector hands a stdio server only a few variables (PATH, HOME...):
-    PYTHONPATH is passed on, so the server is this checkout's kit."""
+    PYTHONPATH is passed on, so the server is this checkout's kit. Yields Inspector's URL and
+    the server's trace."""
     work = tmp_path_factory.mktemp("inspector-stdio")
     token, port = secrets.token_hex(16), kit.free_port()
     env = kit.inspector_env(token, work / "home", port)
+    trace = work / "rounds.jsonl"
     serve = [sys.executable, "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
+    serve += ["--trace", str(trace)]
     passed = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
     command = kit.inspector_command(stdio=serve, env=passed)
     process = kit.start_inspector(command, env, work / "log.txt")
     try:
-        yield kit.inspector_url(port, token)
+        yield Server(kit.inspector_url(port, token), trace)
     finally:
         kit.stop(process)  # it ends its stdio child too
 
@@ -164,8 +180,13 @@ def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @contextmanager
-def weather_tool(browser: Any, inspector_url: str) -> Iterator[Any]:
-    """A fresh page of Inspector, connected to its server, on ``get_weather`` with a city."""
+def tool_page(
+    browser: Any,
+    inspector_url: str,
+    tool: str = "get_weather",
+    argument: tuple[str, str] = ("city", CITY),
+) -> Iterator[Any]:
+    """A fresh page of Inspector, connected to its server, on ``tool`` with its one argument."""
     expect = _sync_api().expect
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(EVENTUALLY_MS)
@@ -178,8 +199,8 @@ def weather_tool(browser: Any, inspector_url: str) -> Iterator[Any]:
         expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
         expect(page.get_by_text("MCP 2026-07-28")).to_be_visible()  # the era it negotiated
         page.get_by_text("Tools", exact=True).first.click()
-        page.get_by_role("button", name="get_weather", exact=True).click()
-        page.get_by_role("textbox", name="city", exact=True).fill(CITY)
+        page.get_by_role("button", name=tool, exact=True).click()
+        page.get_by_role("textbox", name=argument[0], exact=True).fill(argument[1])
         yield page
     finally:
         context.close()
@@ -187,7 +208,7 @@ def weather_tool(browser: Any, inspector_url: str) -> Iterator[Any]:
 
 @pytest.fixture
 def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
-    with weather_tool(chromium_browser, inspector) as page:
+    with tool_page(chromium_browser, inspector) as page:
         yield page
 
 
@@ -207,9 +228,11 @@ def result_text(page: Any, text: str) -> None:
 
 
 def test_inspector_fills_the_weather_form_and_shows_the_forecast(
-    page: Any, weather: Server
+    page: Any, lessons: Server
 ) -> None:
-    before = weather.rounds()
+    """MRTR-C1, MRTR-C3, MRTR-C4: a real host answers the form and retries; the server saw a new
+    id and the answer under the key it asked."""
+    before = len(lessons.calls("get_weather"))
     page.get_by_role("button", name="Execute Tool").click()
     dialog = form_dialog(page, QUESTION)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -223,12 +246,16 @@ def test_inspector_fills_the_weather_form_and_shows_the_forecast(
     result_text(page, f"Hello grace! Weather now in {CITY}")
     expect = _sync_api().expect
     expect(page.get_by_role("dialog").filter(has_text=QUESTION)).to_have_count(0)
-    # Round 1 (input_required) and round 2 (the retry with the answer), at least.
-    assert weather.rounds() - before >= 2, weather.log.read_text()[-2000:]
+    first, retry = lessons.calls("get_weather")[before:]  # exactly two rounds
+    assert (first["outcome"], first["asked"], first["answers"]) == ("input_required", ["login"], {})
+    assert retry["id"] != first["id"]  # MRTR-C3: a new id for the retry
+    assert retry["answers"] == {"login": "accept"}  # MRTR-C4: keyed as asked
+    assert retry["outcome"] == "complete"
 
 
-def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, weather: Server) -> None:
-    before = weather.rounds()
+def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, lessons: Server) -> None:
+    """MRTR-C8: decline and cancel are answers, each sent in a retry with a new id."""
+    before = len(lessons.calls("get_weather"))
     page.get_by_role("button", name="Execute Tool").click()
     form_dialog(page, QUESTION).get_by_role("button", name="Decline").click()
     # The weather tool answers a decline by asking again, saying why.
@@ -236,15 +263,45 @@ def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, weather
     again.get_by_role("button", name="Cancel").click()
     result_text(page, f"No forecast for {CITY}: sign-in was cancelled.")
     # Round 1, the retry carrying decline, the retry carrying cancel.
-    assert weather.rounds() - before >= 3, weather.log.read_text()[-2000:]
+    rounds = lessons.calls("get_weather")[before:]
+    assert [r["answers"] for r in rounds] == [{}, {"login": "decline"}, {"login": "cancel"}]
+    assert len({r["id"] for r in rounds}) == 3
+    assert [r["outcome"] for r in rounds] == ["input_required", "input_required", "complete"]
+
+
+def test_inspector_echoes_book_tables_request_state_and_the_server_verifies_it(
+    inspector: str, chromium_browser: Any, lessons: Server
+) -> None:
+    """MRTR-C2, MRTR-S4a: book_table carries its progress in a sealed requestState; Inspector
+    echoes it in the retry and the server verifies it (its trace says so)."""
+    before = len(lessons.calls("book_table"))
+    with tool_page(chromium_browser, inspector, "book_table", ("restaurant", "Luigi's")) as page:
+        page.get_by_role("button", name="Execute Tool").click()
+        form_dialog(page, "Booking Luigi's").get_by_role("button", name="Decline").click()
+        result_text(page, "Nothing was booked at Luigi's.")
+    first, retry = lessons.calls("book_table")[before:]
+    assert (first["outcome"], first["state_issued"]) == ("input_required", True)
+    assert retry["id"] != first["id"]
+    assert retry["answers"] == {"details": "decline"}
+    assert (retry["state"], retry["state_problem"]) == ("verified", None)
+    assert retry["outcome"] == "complete"
+    print("\nthe server's trace of book_table:\n" + ServerTrace(lessons.trace).text())
+    # Lesson 05's checkpoint, on what a real host did: it is the one the learner runs.
+    verdict = check_host_flow(lessons.trace)
+    assert verdict.passed, verdict
 
 
 def test_inspector_spawns_serve_stdio_and_the_form_flow_completes(
-    inspector_stdio: str, chromium_browser: Any
+    inspector_stdio: Server, chromium_browser: Any
 ) -> None:
-    with weather_tool(chromium_browser, inspector_stdio) as page:
+    """STDIO-1: the same flow with Inspector's own child process; its trace has the rounds."""
+    with tool_page(chromium_browser, inspector_stdio.url) as page:
         page.get_by_role("button", name="Execute Tool").click()
         dialog = form_dialog(page, QUESTION)
         dialog.get_by_role("textbox", name="Your login", exact=True).fill("ada")
         dialog.get_by_role("button", name="Submit").click()
         result_text(page, f"Hello ada! Weather now in {CITY}")
+    first, retry = inspector_stdio.calls("get_weather")
+    assert (first["outcome"], first["asked"]) == ("input_required", ["login"])
+    assert retry["id"] != first["id"]
+    assert (retry["answers"], retry["outcome"]) == ({"login": "accept"}, "complete")
