@@ -68,7 +68,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -438,8 +438,8 @@ class McpServer:
         except Exception:
             log.exception("request %r failed", request_id)
             reply = error_reply(request_id, errors.internal_error())
-        if notes is not None and reply.body is not None:
-            self._observe(message, reply.body, notes, refused)
+        if notes is not None:  # a body, always: a notification returned at step 2
+            self._observe(message, cast(dict[str, Any], reply.body), notes, refused)
         return reply
 
     def _observe(

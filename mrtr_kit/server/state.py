@@ -68,7 +68,7 @@ class StateRefused(McpError):
         self.operator_reason = operator_reason
 
 
-def invalid_state_error(operator_reason: str = "refused") -> StateRefused:
+def invalid_state_error(operator_reason: str) -> StateRefused:
     """The one answer for every requestState rejection (KIT): a forger learns nothing.
     ``operator_reason`` is for the operator's eyes only (never sent)."""
     return StateRefused(operator_reason)
