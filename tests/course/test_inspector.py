@@ -27,7 +27,8 @@ One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
 
 Without ``.inspector/`` the tests skip, naming the command that installs it; under CI (``CI``
 set, as ``.ci/run`` sets it, and installs Inspector first) they fail instead. A screenshot of the
-form dialog goes to ``screenshots/browser/inspector-form.png`` (gitignored); the test prints it.
+form dialog goes to ``screenshots/browser/inspector-form.png``, and of book_table's to
+``inspector-book-table-form.png`` (gitignored); the tests print where.
 """
 
 from __future__ import annotations
@@ -277,7 +278,11 @@ def test_inspector_echoes_book_tables_request_state_and_the_server_verifies_it(
     before = len(lessons.calls("book_table"))
     with tool_page(chromium_browser, inspector, "book_table", ("restaurant", "Luigi's")) as page:
         page.get_by_role("button", name="Execute Tool").click()
-        form_dialog(page, "Booking Luigi's").get_by_role("button", name="Decline").click()
+        dialog = form_dialog(page, "Booking Luigi's")
+        shot = SCREENSHOTS / "inspector-book-table-form.png"
+        page.screenshot(path=str(shot), animations="disabled")
+        print(f"\nInspector's form for book_table: {shot}")
+        dialog.get_by_role("button", name="Decline").click()
         result_text(page, "Nothing was booked at Luigi's.")
     first, retry = lessons.calls("book_table")[before:]
     assert (first["outcome"], first["state_issued"]) == ("input_required", True)
