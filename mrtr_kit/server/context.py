@@ -5,14 +5,16 @@ code before the point where it needs input runs again on every round (MIG-3). It
 ``RequestContext`` and returns a complete result or ``ctx.input_required(...)`` — the one way
 to ask, so every question passes the core's checks. For a form, ``ctx.form(key, message,
 schema)`` reads the answer checked against its schema (ELIC-14) and asks, or asks again
-saying what was wrong (MRTR-E4), with ``answer.ask()``; act only on ``answer.content``.
+saying what was wrong (MRTR-E4), with ``answer.ask()``; act only on ``answer.content``. The
+schema may be a pydantic model instead (``ctx.form(key, message, Booking)``): the form is
+``form_schema(Booking)`` and ``answer.value`` is a ``Booking`` (``server.typed_forms``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,11 +35,13 @@ from ..protocol.models import (
     ListRootsResult,
     RequestMeta,
 )
+from .typed_forms import form_schema, model_problems
 
 InputRequestModel = ElicitRequest | CreateMessageRequest | ListRootsRequest
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 Redeem = Callable[[], Awaitable[None]]
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")  # what ``FormAnswer.value`` is: a model instance, or the content dict
 
 
 @dataclass
@@ -90,7 +94,7 @@ def list_roots() -> ListRootsRequest:
 
 
 @dataclass(frozen=True)
-class FormAnswer:
+class FormAnswer(Generic[T]):
     """One form question and what this round brought for it, checked against its form.
 
     ``ctx.form(key, message, schema)`` builds it; exactly one of these is true:
@@ -100,7 +104,9 @@ class FormAnswer:
       the question, and after a bad answer its message first says what was wrong (ELIC-14,
       MRTR-E4);
     * ``accepted``: ``content`` holds exactly the form's fields, each valid, a whole-number
-      ``integer`` as an ``int``: the only content to act on;
+      ``integer`` as an ``int``: the only content to act on. ``value`` is the same answer
+      typed: for ``ctx.form(key, message, Model)`` a ``Model`` built from ``content`` (a
+      ``date`` field is a ``datetime.date``), for a dict schema ``content`` itself;
     * ``declined``: the user said no; ``cancelled``: the user dismissed the form (ELIC-6).
       What follows is the handler's choice: finish, use defaults, or ``ask(why)`` again.
 
@@ -116,6 +122,18 @@ class FormAnswer:
     action: str | None = None  # None: no answer under ``key``
     content: dict[str, Any] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # field -> what was wrong
+    typed: T | None = field(default=None, repr=False)  # ``value``; None unless accepted
+
+    @property
+    def value(self) -> T:
+        """The accepted answer, typed: a model instance for a typed form, else ``content``.
+
+        Only an accepted answer has one: read it after ``if answer.accepted``; on any other
+        outcome this raises ``ValueError`` rather than hand over something not to act on.
+        """
+        if not self.accepted or self.typed is None:
+            raise ValueError(f"form {self.key!r} has no accepted answer (action {self.action!r})")
+        return self.typed
 
     @property
     def needs_asking(self) -> bool:
@@ -212,6 +230,17 @@ class RequestContext:
         or a form answer the handler checks itself. ``form`` checks it for you."""
         return self._answer(key, ElicitResult, "ElicitResult")
 
+    @overload
+    def form(
+        self,
+        key: str,
+        message: str,
+        requested_schema: type[M],
+        *,
+        state: dict[str, Any] | None = None,
+    ) -> FormAnswer[M]: ...
+
+    @overload
     def form(
         self,
         key: str,
@@ -219,7 +248,16 @@ class RequestContext:
         requested_schema: dict[str, Any],
         *,
         state: dict[str, Any] | None = None,
-    ) -> FormAnswer:
+    ) -> FormAnswer[dict[str, Any]]: ...
+
+    def form(
+        self,
+        key: str,
+        message: str,
+        requested_schema: dict[str, Any] | type[BaseModel],
+        *,
+        state: dict[str, Any] | None = None,
+    ) -> FormAnswer[Any]:
         """The form question ``key`` and this round's answer to it, checked against
         ``requested_schema`` (ELIC-14: the server validates answers against its schema).
 
@@ -227,14 +265,32 @@ class RequestContext:
         requestState it carries (``None``: none). Pass the same key, and a schema whose fields
         mean the same, on every run: the answer read here is the one to the question asked
         under this key on the round before. A malformed answer raises -32602 (MRTR-E1).
+
+        The schema may be a pydantic model class: the form is ``form_schema(Model)`` (ELIC-5;
+        a model outside the subset raises ``SchemaOutsideSubset`` here, or at import where the
+        module calls ``form_schema``), and an accepted answer is also validated by the model,
+        its errors asked again like the schema's (ELIC-14, MRTR-E4); ``answer.value`` is then
+        the ``Model``. ``answer.content`` stays the checked dict.
         """
-        check_requested_schema(requested_schema)  # ELIC-5: a bad form fails at this line
+        model: type[BaseModel] | None = None
+        if isinstance(requested_schema, type):
+            model = requested_schema
+            schema = form_schema(model)
+        else:
+            schema = requested_schema
+            check_requested_schema(schema)  # ELIC-5: a bad form fails at this line
         answer = self.elicitation(key)
         if answer is None or answer.action != "accept":
             action = answer.action if answer else None
-            return FormAnswer(key, message, requested_schema, state, action)
-        content, problems = checked_content(requested_schema, answer.content)
-        return FormAnswer(key, message, requested_schema, state, "accept", content, problems)
+            return FormAnswer(key, message, schema, state, action)
+        content, problems = checked_content(schema, answer.content)
+        typed: Any = content
+        if model is not None and not problems:
+            try:
+                typed = model.model_validate(content)
+            except ValidationError as exc:  # the model's own rules: asked again the same way
+                content, problems, typed = {}, model_problems(exc), None
+        return FormAnswer(key, message, schema, state, "accept", content, problems, typed)
 
     def sampling(self, key: str) -> CreateMessageResult | None:
         return self._answer(key, CreateMessageResult, "CreateMessageResult")
