@@ -12,6 +12,7 @@ schema may be a pydantic model instead (``ctx.form(key, message, Booking)``): th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
@@ -287,7 +288,8 @@ class RequestContext:
         typed: Any = content
         if model is not None and not problems:
             try:
-                typed = model.model_validate(content)
+                # JSON mode: content is JSON data, so a strict model still reads a date
+                typed = model.model_validate_json(json.dumps(content))
             except ValidationError as exc:  # the model's own rules: asked again the same way
                 content, problems, typed = {}, model_problems(exc), None
         return FormAnswer(key, message, schema, state, "accept", content, problems, typed)

@@ -106,6 +106,8 @@ def _field(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, A
         inner = _resolve(name, kept[0], defs)
         outer = {k: v for k, v in prop.items() if k != "anyOf"}
         prop = {**inner, **outer}
+    if "const" in prop and "enum" not in prop:
+        prop["enum"] = [prop.pop("const")]  # ``Literal["x"]``: a choice of one
     if prop.get("default", 0) is None:
         del prop["default"]  # "no answer" is the None default; null is not a form value
     if "title" not in prop:

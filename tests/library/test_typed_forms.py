@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pytest
 from helpers import request, result, run
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -287,3 +287,22 @@ def test_mrtr_e4_elic_14_a_typed_form_through_mcpserver_handle_in_two_rounds():
     answer = {"table": {"action": "accept", "content": GOOD}}
     done = result(call(server, inputResponses=answer, requestState=first["requestState"]))
     assert done["content"][0]["text"] == "Ada: 3 on Tuesday 01 September, terrace, dinner"
+
+
+def test_elic_14_a_strict_model_reads_the_answer_as_json():
+    """The content is JSON data: a strict model's date field takes "2026-09-01"."""
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(strict=True, extra="forbid")
+        when: dt.date
+        kind: Literal["table"] = "table"
+
+    assert form_schema(Strict)["properties"]["kind"] == {
+        "type": "string",
+        "title": "Kind",
+        "enum": ["table"],
+        "default": "table",
+    }
+    answers = {"k": {"action": "accept", "content": {"when": "2026-09-01"}}}
+    answer = context(answers).form("k", "?", Strict)
+    assert answer.accepted and answer.value == Strict(when=dt.date(2026, 9, 1))
