@@ -204,11 +204,11 @@ def test_http_only_options_are_refused_over_stdio(app, capsys):
 # -- real processes ---------------------------------------------------------------------------
 
 
-def start(cwd: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+def start(cwd: Path, *args: str, log: str = "warning") -> tuple[subprocess.Popen[str], str]:
     """``serve`` in ``cwd`` on a free port, and the URL it prints once it accepts connections."""
     command = [sys.executable, "-m", "mrtr_kit", "serve", *args, "--port", "0"]
     proc = subprocess.Popen(
-        [*command, "--log-level", "warning"],
+        [*command, "--log-level", log],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -216,10 +216,12 @@ def start(cwd: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if " at http" not in line:
-        proc.kill()
-        raise AssertionError(f"serve printed no URL: {line}{proc.communicate()[0]}")
+    before = []  # uvicorn's own log lines, at --log-level info
+    while " at http" not in (line := proc.stdout.readline()):
+        if not line:
+            proc.kill()
+            raise AssertionError(f"serve printed no URL: {''.join(before)}")
+        before.append(line)
     return proc, line.rsplit(" at ", 1)[1].strip()
 
 
@@ -280,6 +282,27 @@ def test_http_27_without_allowed_host_a_public_name_is_refused(tmp_path):
         assert discover_over_http(url).status_code == 200
     finally:
         stop(proc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trusted", [False, True])
+def test_forwarded_headers_are_read_only_from_trusted_proxies_and_never_for_the_host(
+    tmp_path, trusted
+):
+    """``--forwarded-allow-ips``: uvicorn's proxy settings, off by default. From a trusted
+    address, X-Forwarded-For names the client in the access log; untrusted, it is ignored.
+    Either way X-Forwarded-Host never passes the Host check (HTTP-27): only Host counts."""
+    (tmp_path / "myserver.py").write_text(APP, encoding="utf-8")
+    proxy = ["--forwarded-allow-ips", "127.0.0.1"] if trusted else []
+    proc, url = start(tmp_path, "--app", "myserver:server", *proxy, log="info")
+    try:
+        forwarded = {"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}
+        assert discover_over_http(url, forwarded).status_code == 200
+        sneaky = {"Host": "evil.example", "X-Forwarded-Host": "127.0.0.1"}
+        assert discover_over_http(url, sneaky).status_code == 403
+    finally:
+        out = stop(proc)
+    assert ("203.0.113.7" in out) is trusted, out
 
 
 @pytest.mark.slow
