@@ -79,6 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mrtr_kit.course.fleet import INSTANCE_HEADER
 
     from .server.auth import BearerTokens
+    from .server.hosts import parse_host
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
 
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
@@ -89,6 +90,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         hosts = (*LOOPBACK_HOSTS, f"[{args.host}]" if ":" in args.host else args.host)
     # The public names a deployment answers to (HTTP-27, HTTP-29): what Host and Origin carry.
     hosts = (*hosts, *args.allowed_host)
+    for name in args.allowed_host:  # refused before anything is imported or bound
+        if name != "*" and parse_host(name) is None:
+            print(f"serve: --allowed-host {name!r} is not a host name or address", file=sys.stderr)
+            return 2
     if "*" in args.allowed_host:
         print(
             "warning: --allowed-host '*' admits any Host and Origin (no DNS-rebinding defence)",
@@ -121,12 +126,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "principal_of": tokens,
         "response_headers": instance,
     }
-    try:  # an --allowed-host that is not a host name or address is refused here
-        app = pages.app(**options) if pages else create_app(server, **options)
-    except ValueError as exc:
-        sock.close()
-        print(f"serve: --allowed-host: {exc}", file=sys.stderr)
-        return 2
+    app = pages.app(**options) if pages else create_app(server, **options)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
     return _run(app, args, what, sock)
 
