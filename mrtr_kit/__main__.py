@@ -10,6 +10,15 @@
   ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
+* ``serve --app MODULE:ATTRIBUTE`` — your own ``McpServer`` instead of an example, found like
+  ``uvicorn module:app`` (the current folder first on ``sys.path``): the server itself, served
+  as built, or a callable returning one (given the CLI's keys, ``--state-codec`` and
+  ``--ledger`` if it takes ``state_keys``, ``state_codec`` and ``ledger`` keywords; see
+  ``_app_server``). A bad spec, a missing module or a wrong type is one line and status 2;
+  ``--allowed-host NAME`` (repeatable) admits a public name in Host and Origin besides the
+  loopback ones (HTTP-27, HTTP-29); ``--forwarded-allow-ips IP[,IP]`` trusts a proxy's
+  ``X-Forwarded-For``/``-Proto`` (uvicorn's settings; ``X-Forwarded-Host`` is never read);
+  ``--state-keys-file PATH`` reads the keys ``MRTR_KIT_STATE_KEYS`` would hold from a file;
 * ``serve --stdio --example NAME`` — the same example server (and ``--state-codec``,
   ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
   for a client that starts the server as its child process. stdout carries JSON-RPC lines
@@ -38,6 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .server.core import McpServer
     from .server.keyring import KeyRing
 
 DEFAULT_PORT = 8765
@@ -50,7 +60,13 @@ def _url(host: str, port: int) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``serve``: an example over Streamable HTTP; ``--stdio``, over stdin and stdout
-    (``_serve_stdio``); ``--legacy``, its 2025-11-25 original (``_serve_legacy``)."""
+    (``_serve_stdio``); ``--legacy``, its 2025-11-25 original (``_serve_legacy``); ``--app
+    module:attribute``, the user's own ``McpServer`` instead of an example (``_app_server``)."""
+    if args.app is None and args.example is None:
+        args.example = "lessons"
+    if args.legacy and args.app:
+        print("serve: --legacy serves the course's 2025-11-25 examples, not --app", file=sys.stderr)
+        return 2
     if args.legacy and args.stdio:
         print("serve: the 2025-11-25 servers are HTTP-only: --legacy or --stdio", file=sys.stderr)
         return 2
@@ -59,38 +75,45 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.stdio:
         return _serve_stdio(args)
 
-    from mrtr_kit.course.examples import EXAMPLES
     from mrtr_kit.course.examples.url_login import UrlLoginExample
     from mrtr_kit.course.fleet import INSTANCE_HEADER
 
     from .server.auth import BearerTokens
+    from .server.hosts import parse_host
     from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
-    from .server.ledger import LedgerUnavailable, open_ledger
 
-    try:  # a Redis that would forget spends on restart is refused here (server/ledger/redis.py)
-        ledger = open_ledger(
-            args.ledger, timeout_s=args.ledger_timeout, allow_volatile=args.allow_volatile_ledger
-        )
-    except (ValueError, LedgerUnavailable) as exc:
-        print(f"serve: {exc}", file=sys.stderr)
-        return 2
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
     if args.host not in LOOPBACK:
         # HTTP-28: local servers should bind to loopback; if you do not, accept requests that
         # name this host, and keep the Origin check (HTTP-27).
         print(f"warning: binding to {args.host}, not loopback (HTTP-28)", file=sys.stderr)
         hosts = (*LOOPBACK_HOSTS, f"[{args.host}]" if ":" in args.host else args.host)
+    # The public names a deployment answers to (HTTP-27, HTTP-29): what Host and Origin carry.
+    hosts = (*hosts, *args.allowed_host)
+    for name in args.allowed_host:  # refused before anything is imported or bound
+        if name != "*" and parse_host(name) is None:
+            print(f"serve: --allowed-host {name!r} is not a host name or address", file=sys.stderr)
+            return 2
+    if "*" in args.allowed_host:
+        print(
+            "warning: --allowed-host '*' admits any Host and Origin (no DNS-rebinding defence)",
+            file=sys.stderr,
+        )
+    try:
+        if args.app:
+            server = _app_server(args)
+            pages = None
+        else:
+            state = _example_state(args)
+    except _Refused as exc:
+        print(f"serve: {exc}", file=sys.stderr)
+        return 2
     sock = bind_tcp(args.host, args.port)
-    # url-login serves its sign-in page beside /mcp, and its links must name this address.
-    base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
-    state = {
-        "state_keys": _state_keys(),
-        "state_codec": args.state_codec,
-        # Shared by the fleet: spent states (MRTR-S5d) and the examples' business records.
-        "ledger": ledger,
-    }
-    pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
-    server = pages.server if pages else EXAMPLES[args.example](**state)
+    if not args.app:
+        # url-login serves its sign-in page beside /mcp, and its links must name this address.
+        base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
+        pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
+        server = pages.server if pages else _examples()[args.example](**state)
     if args.trace:
         server.observer = trace_writer(args.trace)
     tokens = BearerTokens.from_env()
@@ -104,7 +127,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "response_headers": instance,
     }
     app = pages.app(**options) if pages else create_app(server, **options)
-    return _run(app, args, f"example {args.example!r}", sock)
+    what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
+    return _run(app, args, what, sock)
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
@@ -114,9 +138,6 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     import logging
     import os
 
-    from mrtr_kit.course.examples import EXAMPLES
-
-    from .server.ledger import LedgerUnavailable, open_ledger
     from .server.stdio import serve_stdio
 
     if sys.__stdin__ is None or sys.__stdout__ is None:  # started with stdin or stdout closed
@@ -128,7 +149,10 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s"
     )
-    if args.example == "url-login":
+    if args.allowed_host or args.forwarded_allow_ips:
+        print("serve --stdio: --allowed-host and --forwarded-allow-ips are for HTTP")
+        return 2
+    if not args.app and args.example == "url-login":
         # Its sign-in page is served over HTTP beside /mcp; over stdio there is none to visit.
         print("serve --stdio: url-login needs its HTTP sign-in page; serve it over HTTP")
         return 2
@@ -136,18 +160,16 @@ def _serve_stdio(args: argparse.Namespace) -> int:
         # No credential crosses a pipe: the client that started this process is the user.
         print("serve --stdio: MRTR_KIT_BEARER_TOKENS is for HTTP; ignored over stdio")
     try:
-        ledger = open_ledger(
-            args.ledger, timeout_s=args.ledger_timeout, allow_volatile=args.allow_volatile_ledger
+        server = (
+            _app_server(args) if args.app else _examples()[args.example](**_example_state(args))
         )
-    except (ValueError, LedgerUnavailable) as exc:
+    except _Refused as exc:
         print(f"serve: {exc}")
         return 2
-    server = EXAMPLES[args.example](
-        state_keys=_state_keys(), state_codec=args.state_codec, ledger=ledger
-    )
     if args.trace:
         server.observer = trace_writer(args.trace)
-    logging.getLogger("mrtr_kit.stdio").info("serving example %r on stdio", args.example)
+    what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
+    logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio", what)
     try:
         asyncio.run(serve_stdio(server, stdout_fd=out.fileno()))
     except KeyboardInterrupt:
@@ -167,13 +189,167 @@ def trace_writer(path: str) -> Callable[[Any], None]:
     return write
 
 
-def _state_keys() -> KeyRing:
-    """The requestState keys of ``serve``: ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, so
-    every process of a fleet opens every other's states; without them, a fresh key whose
-    states only this process opens."""
+class _Refused(Exception):
+    """Why ``serve`` stops before serving: one line on stderr, status 2, no traceback."""
+
+
+def _examples() -> dict[str, Callable[..., McpServer]]:
+    from mrtr_kit.course.examples import EXAMPLES
+
+    return EXAMPLES
+
+
+def _state_keys(args: argparse.Namespace) -> KeyRing:
+    """The requestState keys of ``serve``: ``--state-keys-file PATH``, else
+    ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``, so every process of a fleet opens every
+    other's states; without them, a fresh key whose states only this process opens.
+
+    The file holds what ``MRTR_KIT_STATE_KEYS`` would (``k2:<secret>,k1:<secret>``, the first
+    one seals); the keys may also be one per line, and a line starting with ``#`` is a
+    comment. A missing, unreadable or malformed file is refused (the secrets are never shown).
+    """
     from .server.keyring import KeyRing
 
-    return KeyRing.from_env() or KeyRing.generate()
+    path = args.state_keys_file
+    if path is None:
+        try:
+            return KeyRing.from_env() or KeyRing.generate()
+        except ValueError as exc:
+            raise _Refused(f"MRTR_KIT_STATE_KEYS / MRTR_KIT_STATE_KEY: {exc}") from None
+    try:
+        with open(path, encoding="utf-8") as file:
+            lines = [line.strip() for line in file]
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise _Refused(f"--state-keys-file {path}: {reason}") from None
+    spec = ",".join(line for line in lines if line and not line.startswith("#"))
+    if not spec:
+        raise _Refused(f"--state-keys-file {path}: no keys in it (kid:secret,...)")
+    try:
+        return KeyRing.parse(spec)
+    except ValueError as exc:
+        raise _Refused(f"--state-keys-file {path}: {exc}") from None
+
+
+def _example_state(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments an example's builder (or an ``--app`` factory) is called with:
+    the keys, ``--state-codec`` and the ``--ledger`` opened (shared by a fleet: spent states,
+    MRTR-S5d, and the examples' business records). A missing extra (redis-py for a
+    ``redis://`` ledger) or a Redis that would forget spends on restart is refused here."""
+    from .server.ledger import LedgerUnavailable, open_ledger
+
+    keys = _state_keys(args)
+    try:
+        ledger = open_ledger(
+            args.ledger or "memory",
+            timeout_s=args.ledger_timeout,
+            allow_volatile=args.allow_volatile_ledger,
+        )
+    except (ValueError, LedgerUnavailable) as exc:
+        raise _Refused(str(exc)) from None
+    return {"state_keys": keys, "state_codec": args.state_codec or "hmac", "ledger": ledger}
+
+
+STATE_OPTIONS = ("state_keys", "state_codec", "ledger")
+
+
+def load_app(spec: str) -> Any:
+    """The object ``module:attribute`` names, imported like ``uvicorn module:app`` does: the
+    current folder first on ``sys.path``; ``attribute`` may be dotted (``pkg.mod:obj.server``).
+    A malformed spec, a module that is not there or a missing attribute is ``_Refused``; an
+    exception raised inside the module itself is the module's own, and keeps its traceback."""
+    import importlib
+    import os
+
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name.strip() or not attribute.strip():
+        raise _Refused(f"--app {spec!r}: write it module:attribute, e.g. myserver:server")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise _Refused(
+                f"--app {spec!r}: no module named {missing!r} (looked in {cwd})"
+            ) from None
+        raise
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise _Refused(
+                f"--app {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+            ) from None
+    return target
+
+
+def _app_server(args: argparse.Namespace) -> McpServer:
+    """The ``McpServer`` that ``--app module:attribute`` names: the object itself, served as it
+    was built (its own keys, codec and ledger); or what a callable returns. A callable that
+    takes ``state_keys``, ``state_codec`` and ``ledger`` keywords (like the examples'
+    builders) is called with the CLI's (``--state-keys-file`` or ``MRTR_KIT_STATE_KEYS``,
+    ``--state-codec``, ``--ledger``); any other is called with no arguments. Those options
+    given to a server that would not receive them are refused, never silently ignored."""
+    import inspect
+
+    from .server.core import McpServer
+
+    target = load_app(args.app)
+    given = [
+        flag
+        for flag, value in (
+            ("--state-keys-file", args.state_keys_file),
+            ("--state-codec", args.state_codec),
+            ("--ledger", args.ledger),
+        )
+        if value is not None
+    ]
+    if isinstance(target, McpServer):
+        if given:
+            raise _Refused(
+                f"--app {args.app!r} is an McpServer built with its own keys, codec and ledger; "
+                f"{', '.join(given)} cannot change them (name a factory taking "
+                f"{', '.join(STATE_OPTIONS)} instead)"
+            )
+        return target
+    if not callable(target):
+        raise _Refused(
+            f"--app {args.app!r} names an object of type {type(target).__name__}, "
+            "not an McpServer or a callable returning one"
+        )
+    try:
+        params = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        params = ()  # nothing to read: called with no arguments
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    takes_state = set(STATE_OPTIONS) <= names or any(p.kind is p.VAR_KEYWORD for p in params)
+    if takes_state:
+        server = target(**_example_state(args))
+    else:
+        if given:
+            raise _Refused(
+                f"--app {args.app!r} takes no {', '.join(STATE_OPTIONS)} keywords; "
+                f"{', '.join(given)} would not reach its server"
+            )
+        try:
+            inspect.signature(target).bind()
+        except TypeError:
+            raise _Refused(
+                f"--app {args.app!r} needs arguments; name an McpServer, a callable with none, "
+                f"or one taking {', '.join(STATE_OPTIONS)}"
+            ) from None
+        except ValueError:
+            pass  # no signature to check (a builtin): let the call say
+        server = target()
+    if not isinstance(server, McpServer):
+        raise _Refused(
+            f"--app {args.app!r} returned an object of type {type(server).__name__}, "
+            "not an McpServer"
+        )
+    return server
 
 
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
@@ -197,7 +373,13 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
                 gc.freeze()
                 print(line, flush=True)
 
-    config = uvicorn_config(app, log_level=args.log_level)  # the kit's connection limits
+    proxy: dict[str, Any] = {}
+    if getattr(args, "forwarded_allow_ips", None):
+        # uvicorn's own settings: X-Forwarded-For / -Proto from these addresses set the client
+        # address and scheme (its access log). X-Forwarded-Host is never read: the Host check
+        # (HTTP-27, HTTP-29) is on the Host header the proxy sends, named by --allowed-host.
+        proxy = {"proxy_headers": True, "forwarded_allow_ips": args.forwarded_allow_ips}
+    config = uvicorn_config(app, log_level=args.log_level, **proxy)  # the kit's limits
     Announcing(config).run(sockets=[sock])
     return 0
 
@@ -348,9 +530,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser(
-        "serve", help="serve an example over Streamable HTTP at /mcp, or over stdio (--stdio)"
+        "serve",
+        help="serve an example, or your own McpServer (--app), over Streamable HTTP at /mcp, "
+        "or over stdio (--stdio)",
     )
-    serve.add_argument("--example", choices=sorted(EXAMPLES), default="lessons")
+    what = serve.add_mutually_exclusive_group()
+    what.add_argument("--example", choices=sorted(EXAMPLES), help="default lessons")
+    what.add_argument(
+        "--app",
+        metavar="MODULE:ATTRIBUTE",
+        help="your own server, like `uvicorn module:app` (the current folder is on sys.path): "
+        "an McpServer, served as built (its own keys, codec and ledger; --state-keys-file, "
+        "--state-codec and --ledger are then refused), or a callable returning one: called "
+        "with state_keys=, state_codec=, ledger= from those options (and MRTR_KIT_STATE_KEYS) "
+        "if it takes those keywords, else with no arguments",
+    )
     serve.add_argument(
         "--stdio",
         action="store_true",
@@ -359,13 +553,34 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (HTTP-28)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a public name this server answers to, accepted in Host and Origin besides the "
+        "loopback ones (HTTP-27, HTTP-29; repeatable); behind a proxy, the name in the Host "
+        "header the proxy sends (X-Forwarded-Host is not read)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IP[,IP]",
+        help="trust X-Forwarded-For/-Proto from these proxy addresses (uvicorn's "
+        "proxy_headers and forwarded_allow_ips; off by default)",
+    )
+    serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
+    serve.add_argument("--state-codec", choices=["hmac", "aead"], help="default hmac")
     serve.add_argument(
-        "--state-codec", default="hmac", choices=["hmac", "aead"], help="default hmac"
+        "--state-keys-file",
+        metavar="PATH",
+        help="requestState keys as in MRTR_KIT_STATE_KEYS (kid:secret,..., or one per line; "
+        "the first seals), instead of the environment",
     )
     serve.add_argument(
-        "--ledger", default="memory", help="memory (default), sqlite:PATH or redis://HOST:PORT/DB"
+        "--ledger",
+        help="memory (default), sqlite:PATH or redis://HOST:PORT/DB "
+        "(needs pip install 'mrtr-kit[redis]')",
     )
     serve.add_argument(
         "--ledger-timeout",

@@ -537,7 +537,12 @@ def uvicorn_config(app: ASGIApp, *, log_level: str = "info", **overrides: Any) -
     kit serves no WebSocket, so an upgrade request is plain HTTP to it.
     ``proxy_headers=False``: nothing in the kit reads the client's address or scheme, so no
     ``X-Forwarded-*`` header may rewrite them (and the middleware that would costs time on
-    every request). The access log is built only at a level that prints it (info, debug).
+    every request). Behind a trusted proxy, ``proxy_headers=True, forwarded_allow_ips="IP,..."``
+    (``serve --forwarded-allow-ips``) lets those addresses' ``X-Forwarded-For``/``-Proto`` set
+    the client address and scheme, for the access log; ``X-Forwarded-Host`` is read by neither
+    uvicorn nor the kit: ``HostOriginGuard`` checks the ``Host`` header the proxy sends, so
+    the public names go in ``create_app(allowed_hosts=...)`` (``serve --allowed-host``).
+    The access log is built only at a level that prints it (info, debug).
     """
     options: dict[str, Any] = {
         "http": "httptools",
