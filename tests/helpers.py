@@ -121,3 +121,32 @@ def with_bad_tag(token: str) -> str:
     raw = bytearray(unb64url(tag))
     raw[0] ^= 0x01
     return f"{head}.{b64url(bytes(raw))}"
+
+
+# -- a server's replies, as the client-side tests feed them to a call -----------------------------
+
+FORM = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
+ACCEPT = {"action": "accept", "content": {"name": "Ann"}}
+
+
+def irr(requests: dict | None = None, state: str | None = None) -> dict:
+    result: dict = {"resultType": "input_required"}
+    if requests is not None:
+        result["inputRequests"] = requests
+    if state is not None:
+        result["requestState"] = state
+    return result
+
+
+def reply(request: dict, result: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+def asking(request: dict, requests: dict, state: str | None = "s1") -> dict:
+    return reply(request, irr(requests, state))

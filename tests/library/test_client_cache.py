@@ -8,36 +8,11 @@ test_client_session.py, the server's ``ttlMs``/``cacheScope`` in test_server_pro
 from __future__ import annotations
 
 import pytest
+from helpers import ACCEPT, FORM, asking, irr, reply
 
 from mrtr_kit.client import MrtrCall, RequestFactory, ResultCache, client_capabilities
 from mrtr_kit.client.cache import cache_key, fresh_for_ms, may_cache
 from mrtr_kit.client.results import Complete, NeedsInput
-
-FORM = {
-    "method": "elicitation/create",
-    "params": {
-        "message": "Name?",
-        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-    },
-}
-ACCEPT = {"action": "accept", "content": {"name": "Ann"}}
-
-
-def irr(requests: dict | None = None, state: str | None = None) -> dict:
-    result: dict = {"resultType": "input_required"}
-    if requests is not None:
-        result["inputRequests"] = requests
-    if state is not None:
-        result["requestState"] = state
-    return result
-
-
-def reply(request: dict, result: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
-
-
-def asking(request: dict, requests: dict, state: str | None = "s1") -> dict:
-    return reply(request, irr(requests, state))
 
 
 def factory(**kw) -> RequestFactory:

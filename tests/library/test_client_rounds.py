@@ -10,6 +10,7 @@ import json
 from types import MappingProxyType
 
 import pytest
+from helpers import ACCEPT, FORM, asking, irr, reply
 
 from mrtr_kit.client import (
     CallStatus,
@@ -40,32 +41,7 @@ from mrtr_kit.protocol.constants import (
 )
 from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
 
-FORM = {
-    "method": "elicitation/create",
-    "params": {
-        "message": "Name?",
-        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
-    },
-}
 SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}}
-ACCEPT = {"action": "accept", "content": {"name": "Ann"}}
-
-
-def irr(requests: dict | None = None, state: str | None = None) -> dict:
-    result: dict = {"resultType": "input_required"}
-    if requests is not None:
-        result["inputRequests"] = requests
-    if state is not None:
-        result["requestState"] = state
-    return result
-
-
-def reply(request: dict, result: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
-
-
-def asking(request: dict, requests: dict, state: str | None = "s1") -> dict:
-    return reply(request, irr(requests, state))
 
 
 def done(request: dict) -> dict:
