@@ -195,7 +195,11 @@ def tool_page(
     try:
         page = context.new_page()
         page.goto(inspector_url)
-        page.get_by_role("switch").first.click(force=True)  # the server card's toggle
+        # The server card's toggle: its checkbox is drawn invisible (sometimes with no size at
+        # all, which fails even a forced click), so click what a user clicks, the label around
+        # it that holds the track; Playwright waits until that is visible and steady, and finds
+        # it again if the page draws the card anew (which also gives the checkbox a new id).
+        page.locator("label").filter(has=page.get_by_role("switch")).first.click()
         # exact: "Disconnected" contains "Connected".
         expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
         expect(page.get_by_text("MCP 2026-07-28")).to_be_visible()  # the era it negotiated
