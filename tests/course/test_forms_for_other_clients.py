@@ -1,5 +1,5 @@
 """The kit's forms answering real elicitations for other clients: the official SDK's ``Client``
-(``mcp`` 2.3) and FastMCP's ``Client`` (4.2), through ``mrtr_kit.course.widgets.elicit_callbacks``.
+(``mcp`` 2.3) and FastMCP's ``Client`` (4.x), through ``mrtr_kit.course.widgets.elicit_callbacks``.
 
 Each test runs a real client against a real server: the SDK port of notebook 03
 (``mrtr_kit.course.sdk_port``, one process per style) or ``sdk_forms_server.py`` (a minimal SDK

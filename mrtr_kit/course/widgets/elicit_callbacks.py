@@ -5,7 +5,7 @@ Both libraries answer an elicitation by awaiting a function of yours:
 * the SDK (``mcp`` 2.3): ``Client(..., elicitation_callback=sdk_elicitation_callback(panel))``;
   the callback gets ``(context, params)`` and returns ``mcp_types.ElicitResult`` or
   ``mcp_types.ErrorData``;
-* FastMCP (4.2): ``fastmcp.Client(..., elicitation_handler=fastmcp_elicitation_handler(panel))``;
+* FastMCP (4.x): ``fastmcp.Client(..., elicitation_handler=fastmcp_elicitation_handler(panel))``;
   the handler gets ``(message, response_type, params, context)`` and returns
   ``fastmcp.client.elicitation.ElicitResult`` (it may only raise to refuse).
 
