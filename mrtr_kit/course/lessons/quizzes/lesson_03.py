@@ -120,8 +120,8 @@ SECTION_3 = Quiz(
             "Predict the output: a client declares only URL-mode elicitation.",
             Option(
                 "True",
-                "Form mode needs `elicitation.form`, or an empty `elicitation: {}`; a client "
-                "that names only `url` cannot show forms (CAP-2, CAP-3).",
+                "Form mode needs `elicitation.form`, or an empty `elicitation: {}` (digest "
+                "§2.9); a client that names only `url` cannot show forms (CAP-2, MRTR-S7).",
             ),
             _right(
                 "False",
