@@ -361,7 +361,8 @@ def bike_with_a_closure() -> Any:
 
 @pytest.mark.parametrize("handler", [bike_with_a_module_dict, bike_with_a_closure()])
 def test_a_day_kept_in_memory_fails_exercise_3_and_is_named(handler: Any):
-    """Error 1: such a port passed with "the day rode along in the state" (it did not)."""
+    """Error 1: such a port passed with "the day rode along in the state" (it did not).
+    MIG-2: what earlier rounds gathered travels in requestState, not in one process."""
     DAYS.clear()
     result = asyncio.run(lesson.check_rent_bike(handler))
     assert not result.passed, result
