@@ -958,7 +958,7 @@ def test_section_2_shows_the_forged_retry_and_the_paying_answer_on_the_wire(note
     """Issue 19: where the attack is the point, the wire is shown. The forged round 2 goes out
     as JSON with the edited plain1 state in it (MRTR-S4a: nothing refuses it), then the
     server's JSON answer: it paid $99,999.00."""
-    [cell] = [c for c in notebook.cells if "tamper(approval" in c.source and "summary" in c.source]
+    [cell] = [c for c in notebook.cells if c.source.startswith("approval = await lab.approval")]
     assert notebook.cells.index(cell) < next(
         k for k, c in enumerate(notebook.cells) if c.source.startswith("## 3.")
     )
