@@ -132,6 +132,10 @@ class StateIssuer:
         now: Callable[[], float] = time.time,
         token_ids: Callable[[], str] = new_token_id,
     ) -> None:
+        """``audience`` goes into ``aud``; a state lives ``ttl_s`` seconds (``DEFAULT_TTL_S``: 15
+        minutes, SEC-4, KIT), with ``skew_s`` of clock tolerance; ``checks`` picks the bindings
+        ``verify`` enforces (all by default); ``now`` is the clock, ``token_ids`` the ``jti``
+        source."""
         self.codec = codec
         self.audience = audience
         self.ttl_s = ttl_s
