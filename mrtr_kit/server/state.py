@@ -145,6 +145,11 @@ class StateIssuer:
         self.token_ids = token_ids
 
     def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any]) -> str:
+        """A sealed requestState bound to ``binding``, recording the ``asked`` keys and the
+        handler's ``data``.
+
+        It expires ``ttl_s`` after now (``DEFAULT_TTL_S``: 15 minutes, SEC-4, KIT). Raises
+        ``ValueError`` if ``token_ids`` gives a malformed ``jti``."""
         now = int(self.now())
         jti = self.token_ids()
         if _JTI.fullmatch(jti) is None:
