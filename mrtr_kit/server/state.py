@@ -11,7 +11,7 @@ claim    holds                                                  rejects a state 
 ``sub``  the authenticated principal                            replayed by another user (S5a)
 ``iat``  issued at, epoch seconds                               issued in the future
 ``exp``  expiry, epoch seconds                                  too old (MRTR-S5b, SEC-4)
-``req``  digest of method + tool/prompt/URI + arguments        replayed on another request (S5c)
+``req``  digest of method + tool/prompt/URI + arguments         replayed on another request (S5c)
 ``jti``  a token id, random by default                          spent already (with a ledger, S5d)
 ======== ====================================================== ==========================
 

@@ -88,8 +88,8 @@ class LineSplitter:
         self._discarding = False
 
     def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:
-        """The lines ``chunk`` completed (without ``\n``), and a ``LineTooLong`` for each line over
-        the cap."""
+        """The lines ``chunk`` completed (without their newline), and a ``LineTooLong`` for each
+        line over the cap."""
         out: list[bytes | LineTooLong] = []
         start = 0
         while start < len(chunk):
