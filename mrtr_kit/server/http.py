@@ -83,7 +83,7 @@ BODY_TIMEOUT_S = 10.0
 # sends nothing, or dribbles a request head (slowloris), stays open (uvicorn's keep-alive
 # timer runs only after a response, and any byte received stops it); a request head under
 # httptools may be any size (a 20 MB one is read whole). A server open to untrusted clients
-# belongs behind the kit's nginx configuration (``fleet.nginx_config``, ``FLOOD_DEFENCES``):
+# belongs behind the kit's nginx configuration (``mrtr_kit/course/nginx.conf``, docs/deploy.md):
 # nginx gives a request head 5 s and 16 KiB, and passes on only whole requests.
 KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024
