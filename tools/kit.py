@@ -576,19 +576,26 @@ def store_outputs(paths: list[str]) -> int:
 SITE = ROOT / "site"  # .gitignore'd, as is docs/api/ (the API pages Sphinx writes)
 
 
+# The site's build, from the repository's root with docs/conf.py: every page again (-E),
+# warnings are errors (-W), all of them listed (--keep-going). tests/test_docs_site.py runs it.
+SPHINX_FLAGS = ["-E", "-W", "--keep-going", "-q", "-c", "docs", "-b", "html"]
+
+
 def sphinx_command(out: Path) -> list[str]:
-    """The site's build: every page again (-E), warnings are errors (-W), all of them listed."""
-    flags = ["-E", "-W", "--keep-going", "-q", "-c", "docs", "-b", "html"]
-    return [str(PYTHON), "-m", "sphinx", *flags, ".", str(out)]
+    return [str(PYTHON), "-m", "sphinx", *SPHINX_FLAGS, ".", str(out)]
 
 
 def run_docs(args: list[str]) -> int:
     """Build the docs site into site/ (docs/conf.py); ``--serve [PORT]`` then serves it."""
     have = installed_extras() or ()
-    ensure_env(have if "docs" in have else (*have, "docs"))
+    # The test extra holds the docs packages too (tests/test_docs_site.py builds the site).
+    ensure_env(have if {"docs", "test"} & set(have) else (*have, "docs"))
     command = sphinx_command(SITE)
     print("+", " ".join(command), flush=True)
     code = subprocess.run(command, cwd=ROOT).returncode
+    # MyST-NB writes the lessons' output files beside site/ first (jupyter_execute/, a fixed
+    # name); the site has its own copies of them.
+    shutil.rmtree(ROOT / "jupyter_execute", ignore_errors=True)
     if code != 0:
         say("the docs build failed: every warning above is an error")
         return code
