@@ -27,11 +27,21 @@ ALL_QUESTIONS = [
 CITED = re.compile(r"\b[A-Z]+-[A-Z]?\d+[a-z]?\b|\(KIT\)")
 
 
-def test_every_lesson_has_a_quiz_of_three_to_five_questions():
-    assert sorted(QUIZZES) == ["00", "01", "02", "03"]
-    for lesson, qz in QUIZZES.items():
-        assert qz.lesson == lesson
-        assert 3 <= len(qz.questions) <= 5, lesson
+@pytest.mark.parametrize("lesson", ["00", "01", "02", "03"])
+def test_every_lesson_has_a_quiz(lesson):
+    assert any(qz.lesson == lesson for qz in QUIZZES.values()), lesson
+
+
+@pytest.mark.parametrize("key", sorted(QUIZZES))
+def test_each_quiz_has_the_size_of_its_kind(key):
+    """A lesson-end quiz has 3 to 5 questions; a section quiz ("03.2") 2 or 3."""
+    qz = QUIZZES[key]
+    assert qz.key == key and key.split(".")[0] == qz.lesson
+    low, high = (2, 3) if qz.section else (3, 5)
+    assert low <= len(qz.questions) <= high, key
+
+
+def test_an_unknown_key_says_which_keys_there_are():
     with pytest.raises(KeyError, match="no quiz for lesson '09'"):
         quiz("09")
 
@@ -143,13 +153,16 @@ def test_the_view_is_built_from_the_data_only():
 
 
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
-    """A notebook that has a quiz cell calls show_quiz with its own number (KIT layout)."""
+    """A notebook's quiz cells call show_quiz with its own number, or its own number and a
+    section ("03.2"), each quiz once (KIT layout)."""
     for path in sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")):
         cells = json.loads(path.read_text())["cells"]
         calls = [
             m.group(1)
             for c in cells
             if c["cell_type"] == "code"
-            for m in re.finditer(r"show_quiz\(\"(\d\d)\"\)", "".join(c["source"]))
+            for m in re.finditer(r"show_quiz\(\"(\d\d(?:\.\d+)?)\"\)", "".join(c["source"]))
         ]
-        assert calls in ([], [path.name[:2]]), path.name
+        assert all(key.split(".")[0] == path.name[:2] for key in calls), path.name
+        assert all(key in QUIZZES for key in calls), path.name
+        assert len(calls) == len(set(calls)), path.name  # each quiz shown once
