@@ -68,6 +68,8 @@ MISSING: Any = _Missing()
 
 @dataclass(frozen=True)
 class Choice:
+    """One option of a choice field: the ``value`` sent (a string, ELIC-4), the ``label`` shown."""
+
     value: str  # what is sent (ELIC-4: always a string)
     label: str  # what the person sees
 
@@ -86,10 +88,12 @@ class FieldSpec:
 
     @property
     def has_default(self) -> bool:
+        """True when the schema gives this field a ``default`` (ELIC-3)."""
         return "default" in self.schema
 
     @property
     def default(self) -> Any:
+        """The schema's ``default`` for this field, or None."""
         return self.schema.get("default")
 
     def hint(self) -> str:
@@ -240,6 +244,7 @@ class FormOutcome:
 
     @property
     def ok(self) -> bool:
+        """True when there is an answer to send (no problems)."""
         return self.result is not None
 
     def to_wire(self) -> dict[str, Any] | None:
@@ -278,12 +283,14 @@ class FormSpec:
         return cls(message=message, schema=schema, fields=tuple(fields))
 
     def field(self, name: str) -> FieldSpec:
+        """The field ``name``; ``KeyError`` if the form has none."""
         for spec in self.fields:
             if spec.name == name:
                 return spec
         raise KeyError(f"no field {name!r}; the form has {[f.name for f in self.fields]}")
 
     def initial_values(self) -> dict[str, Any]:
+        """The raw value each field shows on a fresh form, by field name."""
         return {f.name: f.initial() for f in self.fields}
 
     def collect(self, raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:

@@ -39,6 +39,7 @@ from mrtr_kit.course.lessons.security import (
     RefundLab,
     ServerAnswer,
     Table,
+    code_lines,
     logged_reason,
     mark,
     server_log,
@@ -200,8 +201,9 @@ KIT_ROOT = Path(mrtr_kit.__file__).resolve().parent.parent
 
 def show_check(function: Callable[..., Any], text: str) -> None:
     """Print the check in the library's ``function`` that refuses with ``text`` (the reason it
-    logs): from its ``if`` to its ``raise``, read from the source the server runs."""
-    lines, _ = inspect.getsourcelines(function)
+    logs): from its ``if`` to its ``raise``, read from the source the server runs, less its
+    docstring (which may quote ``text`` too)."""
+    lines = code_lines(function)
     at = next(i for i, line in enumerate(lines) if text in line)
     depth = len(lines[at]) - len(lines[at].lstrip())
     start = next(

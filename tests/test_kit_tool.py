@@ -115,6 +115,30 @@ def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fa
     assert commands == []
 
 
+def test_docs_adds_the_docs_extra_and_builds_strictly(monkeypatch, fake_venv):
+    """KIT: ``docs`` installs ``.[docs]`` beside what is in (the test extra has its packages
+    already), then runs Sphinx with warnings as errors into site/."""
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    commands: list[list[str]] = []
+
+    def record(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(kit.subprocess, "run", record)
+    kit.ensure_env(("lab",))
+    commands.clear()
+    assert kit.run_docs([]) == 0
+    install, build = commands[-2:]  # after pip's own upgrade
+    assert install[-2:] == ["-e", ".[lab,docs]"]
+    assert build[1:3] == ["-m", "sphinx"] and "-W" in build and "-E" in build
+    assert build[-2:] == [".", str(kit.ROOT / "site")]
+    kit.ensure_env(("lab", "test"))
+    commands.clear()
+    assert kit.run_docs([]) == 0
+    assert len(commands) == 1  # nothing to install: the build only
+
+
 def test_a_changed_pyproject_means_installing_again(monkeypatch, fake_venv):
     kit = load_kit(monkeypatch, venv_dir=fake_venv)
     kit.STAMP.write_text(f"{'0' * 64} lab,test\n")  # written for another pyproject.toml

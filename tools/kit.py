@@ -10,6 +10,8 @@
     python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
     python3 tools/kit.py inspector [--example NAME | --url URL | --stdio --example NAME] [--port N]
                                          # MCP Inspector 2.12 (a real host) on a kit server
+    python3 tools/kit.py docs [--serve [PORT]]
+                                         # the docs site into site/: lessons, API, deployment
 
 ``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
 ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
@@ -20,6 +22,11 @@ studied them: ``--working-copy`` tests the files in ``notebooks/`` as they are (
 lesson). ``test --fast`` runs ``tests/`` without the tests marked ``slow`` (they start real
 processes: servers, fleets, redis-server, nginx, kernels, ruff and mypy) or ``browser``, and
 without the notebooks. Other arguments after ``test`` go to pytest (``-x``, ``-k ledger``).
+
+``docs`` installs the ``docs`` extra (Sphinx, MyST-NB) into ``.venv/`` beside what is there and
+builds the site into ``site/``: every lesson with its stored outputs (none is run), the
+cheat-sheet, the spec map, the API reference and the deployment guide. Any warning, a broken
+internal link included, fails the build. ``--serve`` then serves ``site/`` on 127.0.0.1:8000.
 
 ``inspector`` installs Node 22 and ``@modelcontextprotocol/inspector`` (pinned) into
 ``.inspector/`` once (npm needed, about 300 MB), starts Inspector's web UI on 127.0.0.1 (port
@@ -566,6 +573,45 @@ def store_outputs(paths: list[str]) -> int:
     return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
 
 
+SITE = ROOT / "site"  # .gitignore'd, as is docs/api/ (the API pages Sphinx writes)
+
+
+# The site's build, from the repository's root with docs/conf.py: every page again (-E),
+# warnings are errors (-W), all of them listed (--keep-going). tests/test_docs_site.py runs it.
+SPHINX_FLAGS = ["-E", "-W", "--keep-going", "-q", "-c", "docs", "-b", "html"]
+
+
+def sphinx_command(out: Path) -> list[str]:
+    return [str(PYTHON), "-m", "sphinx", *SPHINX_FLAGS, ".", str(out)]
+
+
+def run_docs(args: list[str]) -> int:
+    """Build the docs site into site/ (docs/conf.py); ``--serve [PORT]`` then serves it."""
+    have = installed_extras() or ()
+    # The test extra holds the docs packages too (tests/test_docs_site.py builds the site).
+    ensure_env(have if {"docs", "test"} & set(have) else (*have, "docs"))
+    command = sphinx_command(SITE)
+    print("+", " ".join(command), flush=True)
+    code = subprocess.run(command, cwd=ROOT).returncode
+    # MyST-NB writes the lessons' output files beside site/ first (jupyter_execute/, a fixed
+    # name); the site has its own copies of them.
+    shutil.rmtree(ROOT / "jupyter_execute", ignore_errors=True)
+    if code != 0:
+        say("the docs build failed: every warning above is an error")
+        return code
+    say(f"built {_where(SITE)}/ (open {_where(SITE)}/index.html)")
+    if "--serve" in args:
+        rest = args[args.index("--serve") + 1 :]
+        port = rest[0] if rest and rest[0].isdigit() else "8000"
+        serve = [str(PYTHON), "-m", "http.server", port, "--bind", "127.0.0.1"]
+        say(f"serving it at http://127.0.0.1:{port}/ (Ctrl-C stops)")
+        try:
+            return subprocess.run([*serve, "--directory", str(SITE)]).returncode
+        except KeyboardInterrupt:
+            return 0
+    return 0
+
+
 def install(args: list[str]) -> int:
     ensure_env(TEST if "--test" in args else LAB, force=True)
     return 0
@@ -809,6 +855,7 @@ COMMANDS = {
     "binder-url": (print_binder_url, None),
     "install": (install, None),
     "inspector": (run_inspector, None),
+    "docs": (run_docs, None),  # installs the `docs` extra next to what is there
 }
 
 

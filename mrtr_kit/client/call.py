@@ -64,6 +64,8 @@ class Exchange(ABC):
     def __init__(
         self, factory: RequestFactory, method: str, extra_meta: Mapping[str, Any] | None
     ) -> None:
+        """``factory`` builds each request (ids, ``_meta``); ``extra_meta`` is added to the
+        ``_meta`` of every request."""
         self.method = method
         self.extra_meta = dict(extra_meta or {})  # e.g. a progressToken, on every request
         self.rounds = 0  # rounds sent so far (a resend of the same round does not count)
@@ -182,6 +184,9 @@ class PlainRequest(Exchange):
         params: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
+        """One ``method`` request with ``params`` (copied) and extra ``meta`` keys.
+
+        Raises ``ValueError`` for the three MRTR methods: use ``MrtrCall`` for them."""
         if method in MRTR_METHODS:
             raise ValueError(f"{method} can need several rounds: use call_tool / begin_* instead")
         super().__init__(factory, method, meta)
@@ -217,6 +222,12 @@ class MrtrCall(Exchange):
         meta: Mapping[str, Any] | None = None,
         state_only_backoff_s: float = DEFAULT_STATE_ONLY_BACKOFF_S,
     ) -> None:
+        """A call of ``method`` (one of the three MRTR methods) with its original ``params``.
+
+        The params are deep-copied and repeated on every round (MRTR-C5); they must not hold
+        ``_meta``, ``inputResponses`` or ``requestState``. ``max_rounds`` (>= 1) is the round
+        limit and ``state_only_backoff_s`` the pause before a state-only retry (MRTR-C7);
+        ``meta`` adds ``_meta`` keys to every round. Raises ``ValueError`` for bad arguments."""
         if method not in MRTR_METHODS:
             raise ValueError(f"{method} is not one of {sorted(MRTR_METHODS)}")
         reserved = [k for k in RESERVED_CALL_PARAMS if k in params]
@@ -244,6 +255,7 @@ class MrtrCall(Exchange):
         arguments: Mapping[str, Any] | None = None,
         **kw: Any,
     ) -> MrtrCall:
+        """A ``tools/call`` of ``name`` with ``arguments``; ``kw`` as for the constructor."""
         return cls(factory, "tools/call", {"name": name, "arguments": dict(arguments or {})}, **kw)
 
     @classmethod
@@ -254,6 +266,7 @@ class MrtrCall(Exchange):
         arguments: Mapping[str, str] | None = None,
         **kw: Any,
     ) -> MrtrCall:
+        """A ``prompts/get`` of ``name`` with string ``arguments``; ``kw`` as for ``__init__``."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -261,6 +274,7 @@ class MrtrCall(Exchange):
 
     @classmethod
     def resource(cls, factory: RequestFactory, uri: str, **kw: Any) -> MrtrCall:
+        """A ``resources/read`` of ``uri``; ``kw`` as for the constructor."""
         return cls(factory, "resources/read", {"uri": uri}, **kw)
 
     # -- what the call knows -----------------------------------------------------------------
@@ -289,6 +303,7 @@ class MrtrCall(Exchange):
 
     @property
     def is_complete(self) -> bool:
+        """True once the final result has arrived (``result`` holds it)."""
         return self.status is CallStatus.COMPLETE
 
     # -- building requests -------------------------------------------------------------------

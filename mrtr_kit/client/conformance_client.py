@@ -77,6 +77,7 @@ def refuse_sampling(params: CreateMessageRequestParams, ctx: AnswerContext) -> N
 
 
 def no_roots(params: dict[str, Any], ctx: AnswerContext) -> ListRootsResult:
+    """A roots handler that answers with an empty list of roots."""
     return ListRootsResult(roots=[])
 
 

@@ -31,6 +31,7 @@ class McpRemoteError(McpClientError):
     def __init__(
         self, code: int, message: str, data: Any = None, *, http_status: int | None = None
     ) -> None:
+        """The peer's ``code``, ``message`` and ``data``, and the ``http_status`` it came with."""
         super().__init__(f"server error {code}: {message}")
         self.code = code
         self.message = message
@@ -62,6 +63,7 @@ class TooManyRounds(McpClientError):
     """One logical call needed more rounds than the client allows (MRTR-C7)."""
 
     def __init__(self, method: str, target: str | None, max_rounds: int) -> None:
+        """``method`` and ``target`` of the call that hit ``max_rounds``."""
         what = f"{method} {target!r}" if target else method
         super().__init__(
             f"gave up on {what} after {max_rounds} rounds: the server kept answering "
@@ -83,6 +85,7 @@ class InvalidAnswers(McpClientError):
         unexpected: Iterable[str] = (),
         problems: dict[str, Any] | None = None,
     ) -> None:
+        """``message``; ``missing`` and ``unexpected`` keys (kept sorted); per-key ``problems``."""
         super().__init__(message)
         self.missing = sorted(missing)
         self.unexpected = sorted(unexpected)
@@ -94,6 +97,7 @@ class InputDeclined(McpClientError):
     ``inputResponses``, so the client simply does not retry and reports it here (MRTR-C8)."""
 
     def __init__(self, key: str, method: str) -> None:
+        """``key`` of the input request the ``method`` handler did not answer."""
         super().__init__(
             f"the {method} handler gave no answer for input request {key!r}; "
             "the call is abandoned without a retry (MRTR-C8)"
@@ -106,6 +110,7 @@ class NoMutualVersion(McpClientError):
     """The server supports none of the client's protocol versions (VER-2)."""
 
     def __init__(self, ours: Iterable[str], theirs: Iterable[str]) -> None:
+        """``ours``: the client's versions; ``theirs``: the server's."""
         self.ours = list(ours)
         self.theirs = list(theirs)
         super().__init__(f"no common protocol version: client {self.ours}, server {self.theirs}")
@@ -115,6 +120,7 @@ class TransportError(McpClientError):
     """The HTTP exchange did not carry an MCP response (wrong content type, not JSON, ...)."""
 
     def __init__(self, message: str, *, http_status: int | None = None) -> None:
+        """``message`` says what was wrong; ``http_status`` is the response's status, if any."""
         super().__init__(message)
         self.http_status = http_status
 
@@ -123,6 +129,7 @@ class ToolRejected(McpClientError):
     """The tool was dropped from the ``tools/list`` view: invalid ``x-mcp-header`` (HTTP-13)."""
 
     def __init__(self, name: str, reason: str) -> None:
+        """The tool ``name`` and why it was dropped (``reason``)."""
         super().__init__(f"tool {name!r} is not callable: {reason} (HTTP-13)")
         self.name = name
         self.reason = reason

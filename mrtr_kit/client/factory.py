@@ -69,6 +69,8 @@ class RequestFactory:
         supported_versions: Sequence[str] = SUPPORTED_VERSIONS,
         first_id: int = 1,
     ) -> None:
+        """``capabilities`` (each a JSON object, else ``ValueError``) go into every request's
+        ``_meta``; ``first_id`` is the first request id."""
         caps = dict(capabilities or {})
         for name, value in caps.items():
             if not isinstance(value, dict):

@@ -55,6 +55,7 @@ class NeedsInput:
 
     @property
     def is_state_only(self) -> bool:
+        """True when the result carries no input requests, only a requestState."""
         return not self.input_requests
 
 

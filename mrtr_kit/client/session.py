@@ -140,6 +140,14 @@ class McpClient:
         headers: Mapping[str, str] | None = None,
         cache: ResultCache | None = None,
     ) -> None:
+        """A client for the MCP endpoint at ``url`` (POSTed to exactly as given).
+
+        The answer handlers and ``headers`` as in the class docstring; ``on_notification``
+        receives notifications that arrive on a response stream; ``http_client`` or ``transport``
+        (not both: ``ValueError``) and ``timeout`` set up HTTP; ``client_info``,
+        ``protocol_version`` and ``supported_versions`` go into every request; ``max_rounds`` and
+        ``state_only_backoff_s`` bound each MRTR call (MRTR-C7); ``cache`` is an optional
+        ``ResultCache``."""
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
         self.url = url  # POSTed to exactly as given (CONFORMANCE §7.1)
@@ -183,6 +191,7 @@ class McpClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Close the HTTP client, if this client created it."""
         if self._owns_http:
             await self._http.aclose()
 
@@ -190,6 +199,7 @@ class McpClient:
 
     @property
     def handlers(self) -> AnswerHandlers:
+        """The answer handlers (``AnswerHandlers``) in use."""
         return self._handlers
 
     @handlers.setter
@@ -205,6 +215,7 @@ class McpClient:
 
     @property
     def protocol_version(self) -> str:
+        """The protocol version requests carry now (it may change after negotiation, VER-2)."""
         return self._factory.protocol_version
 
     @property
@@ -223,6 +234,7 @@ class McpClient:
         return self._factory
 
     def clear_trace(self) -> None:
+        """Forget the recorded exchanges (``trace``)."""
         self.trace.clear()
 
     # -- plain requests -----------------------------------------------------------------------
@@ -261,12 +273,15 @@ class McpClient:
         return kept
 
     async def list_prompts(self) -> list[dict[str, Any]]:
+        """All pages of ``prompts/list``."""
         return await self._list_all("prompts/list", "prompts")
 
     async def list_resources(self) -> list[dict[str, Any]]:
+        """All pages of ``resources/list``."""
         return await self._list_all("resources/list", "resources")
 
     async def list_resource_templates(self) -> list[dict[str, Any]]:
+        """All pages of ``resources/templates/list``."""
         return await self._list_all("resources/templates/list", "resourceTemplates")
 
     async def _list_all(self, method: str, key: str) -> list[dict[str, Any]]:
@@ -306,11 +321,13 @@ class McpClient:
         *,
         meta: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """``prompts/get`` to completion, answering input requests with the handlers."""
         return await self.complete_call(await self.begin_get_prompt(name, arguments, meta=meta))
 
     async def read_resource(
         self, uri: str, *, meta: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
+        """``resources/read`` to completion, answering input requests with the handlers."""
         return await self.complete_call(await self.begin_read_resource(uri, meta=meta))
 
     async def complete_call(self, call: MrtrCall) -> dict[str, Any]:
@@ -371,12 +388,16 @@ class McpClient:
         *,
         meta: Mapping[str, Any] | None = None,
     ) -> MrtrCall:
+        """Send round 1 of ``prompts/get``; the returned call shows ``.result`` or
+        ``.input_required``."""
         call = MrtrCall.prompt(self._factory, name, arguments, **self._call_options(meta))
         return await self.begin(call)
 
     async def begin_read_resource(
         self, uri: str, *, meta: Mapping[str, Any] | None = None
     ) -> MrtrCall:
+        """Send round 1 of ``resources/read``; the returned call shows ``.result`` or
+        ``.input_required``."""
         return await self.begin(MrtrCall.resource(self._factory, uri, **self._call_options(meta)))
 
     async def continue_call(

@@ -54,6 +54,7 @@ class AnswerThese:
 
     @property
     def requests(self) -> dict[str, dict[str, Any]]:
+        """The input requests to answer, by key."""
         return {q.key: q.request for q in self.questions}
 
 

@@ -19,6 +19,8 @@ from enum import Enum, auto
 
 
 class CallStatus(Enum):
+    """Where a call stands; it changes only by the transition table of this module."""
+
     NEW = "new"  # nothing sent yet
     AWAITING = "awaiting"  # a request is out, its response not yet received
     INPUT_REQUIRED = "input_required"  # the server asked for input; retry next

@@ -418,98 +418,40 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# What makes nginx hold a connection flood while honest requests go through (measured by
-# benchmarks/flood.py; figures in README.md). The servers behind nginx see only complete
-# requests, on a few kept-alive upstream connections, so no flood reaches their limits.
-FLOOD_DEFENCES: dict[str, tuple[str, ...]] = {
-    "main": (
-        # the worker's open-files limit: one per client connection and one per upstream
-        # connection. Not root, nginx can raise it only up to the hard limit it inherited
-        # (it logs an alert and goes on if it cannot).
-        "worker_rlimit_nofile 20000;",
-    ),
-    "events": (
-        # Short of connections, nginx reclaims those still waiting for their first byte, but
-        # not those part-way through a head. With 1024 (the old value), 1,500 slowloris heads
-        # took every slot and nginx closed each new connection at once, honest ones included.
-        "worker_connections 8192;",
-    ),
-    "http": (
-        # a new connection must deliver its whole request head within 5 s (default 60 s):
-        # an idle connection or a slowloris head is closed after 5 s, whatever it dribbles
-        "client_header_timeout 5s;",
-        # at most 10 s between two reads of a request body (default 60 s)
-        "client_body_timeout 10s;",
-        # an idle kept-alive client connection closes after 5 s, as the kit's (default 75 s)
-        "keepalive_timeout 5s;",
-        # at most 10 s between two writes to a client that does not read (default 60 s)
-        "send_timeout 10s;",
-        # a timed-out connection is reset rather than closed with FIN, so its socket and
-        # buffers are freed at once
-        "reset_timedout_connection on;",
-        # a request head may be 16 KiB past its first 1 KiB, no header line over 8 KiB; a
-        # longer head is refused (400 or 414) and its connection closed. The kit alone has
-        # no head cap (uvicorn's httptools parser has none): this is the one (default 4 8k)
-        "large_client_header_buffers 2 8k;",
-        # the body cap (nginx's default, stated): the kit's own is 1,000,000 bytes
-        "client_max_body_size 1m;",
-    ),
-}
+# The configuration itself is a file, so that the deployment guide (docs/deploy.md) shows
+# exactly what the tests run; the flood defences and why each is set are commented in it.
+NGINX_TEMPLATE = Path(__file__).with_name("nginx.conf")
 
 
 def nginx_config(
     upstreams: Sequence[str], *, port: int, prefix: str, balancing: str = "round-robin"
 ) -> str:
-    """An nginx.conf that balances ``upstreams`` (``http://127.0.0.1:P/mcp``) at ``/mcp``.
+    """``NGINX_TEMPLATE`` (``mrtr_kit/course/nginx.conf``) with its placeholders filled in:
+    nginx on 127.0.0.1:``port`` balancing ``upstreams`` (``http://127.0.0.1:P/mcp``) at
+    ``/mcp``, everything it writes under ``prefix``.
 
-    Everything nginx writes stays under ``prefix``. ``proxy_buffering off`` lets each SSE event
-    through at once; ``Host`` is passed on, since the servers only accept loopback hosts.
-
-    It is also what keeps a connection flood off the servers (``benchmarks/flood.py``):
-    ``FLOOD_DEFENCES`` lists the settings, and ``README.md`` the figures. With
+    ``proxy_buffering off`` lets each SSE event through at once; ``Host`` is passed on, since
+    the servers check it. The file's flood defences are what keeps a connection flood off the
+    servers (``benchmarks/flood.py``; ``README.md`` has the figures). With
     ``proxy_request_buffering on`` (nginx's default, stated) a request goes to a server only
     once nginx has read its body whole, so a slow body holds no server connection or task.
     """
-    servers = "\n".join(
-        f"        server {httpx.URL(url).host}:{httpx.URL(url).port};" for url in upstreams
+    servers = "\n        ".join(
+        f"server {httpx.URL(url).host}:{httpx.URL(url).port};" for url in upstreams
     )
+    filled = {
+        "@PREFIX@": prefix,
+        "@LISTEN@": f"127.0.0.1:{port}",
+        "@BALANCING@": BALANCING[balancing],
+        "@SERVERS@": servers,
+    }
+    lines = NGINX_TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True)
+    for placeholder, value in filled.items():  # comments, which name them, stay as they are
+        lines = [x if x.lstrip().startswith("#") else x.replace(placeholder, value) for x in lines]
+    config = "".join(lines)
     # As root, nginx would run its worker as "nobody", which cannot use our temp directory.
     as_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    user = "user root;\n" if as_root else ""
-    defences = "\n".join(f"    {directive}" for directive in FLOOD_DEFENCES["http"])
-    return f"""{user}daemon off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-{" ".join(FLOOD_DEFENCES["main"])}
-events {{ {" ".join(FLOOD_DEFENCES["events"])} }}
-http {{
-{defences}
-    access_log {prefix}/access.log;
-    client_body_temp_path {prefix}/client_body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    upstream mcp_fleet {{
-        {BALANCING[balancing]}
-{servers}
-        keepalive 16;
-    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location /mcp {{
-            proxy_pass http://mcp_fleet;
-            proxy_request_buffering on;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $http_host;
-            proxy_buffering off;
-            proxy_read_timeout 120s;
-        }}
-    }}
-}}
-"""
+    return ("user root;\n" if as_root else "") + config
 
 
 @dataclass(eq=False)  # compared and hashed by identity: one object, one nginx process
@@ -557,8 +499,9 @@ class Nginx:
         while not _responds(self.url):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 errors = (self.prefix / "stderr.log").read_text(errors="replace")
+                errors += self.error_log()  # read before stop() removes the folder
                 self.stop()
-                raise FleetError(f"nginx did not start: {errors}{self.error_log()}")
+                raise FleetError(f"nginx did not start: {errors}")
             time.sleep(0.05)
         return self
 

@@ -86,6 +86,10 @@ def _check_titled(options: Any, where: str) -> None:
 
 
 def check_property(name: str, prop: Any) -> None:
+    """Check one property of a requested schema against the flat elicitation subset.
+
+    Raises ``SchemaOutsideSubset`` naming the property when its type, keywords, string format,
+    choice values (ELIC-4) or options fall outside the subset; returns None otherwise."""
     where = f"property {name!r}"
     if not isinstance(prop, dict):
         raise SchemaOutsideSubset(f"{where}: must be an object")

@@ -75,6 +75,7 @@ class McpError(Exception):
         self.reason = reason or _REASON_OF_CODE.get(code, Reason.APPLICATION)
 
     def to_error_object(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object: ``code``, ``message``, and ``data`` when there is one."""
         err: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
             err["data"] = self.data
@@ -85,33 +86,45 @@ class McpError(Exception):
 
 
 def parse_error(detail: str) -> McpError:
+    """-32700: the body is not JSON (``detail`` says why)."""
     return McpError(PARSE_ERROR, f"Parse error: {detail}")
 
 
 def invalid_request(detail: str) -> McpError:
+    """-32600: the message is not a JSON-RPC request (``detail`` says why)."""
     return McpError(INVALID_REQUEST, f"Invalid Request: {detail}")
 
 
 def method_not_found(method: str, data: Any = None) -> McpError:
+    """-32601: no such method; ``data`` is passed through as the error's data."""
     return McpError(METHOD_NOT_FOUND, f"Method not found: {method}", data)
 
 
 def invalid_params(message: str, data: Any = None) -> McpError:
+    """-32602 for a handler-level problem: unknown tool, bad arguments, bad requestState."""
     return McpError(INVALID_PARAMS, message, data)
 
 
 def malformed_params(detail: str) -> McpError:
     # CORE-11 / HTTP-18 / MRTR-E2: the request's envelope, not its arguments, is wrong.
+    """-32602 for the request's envelope, not its arguments (CORE-11, HTTP-18, MRTR-E2).
+
+    Its reason is ``Reason.MALFORMED_PARAMS``, which the HTTP binding maps to its own status."""
     return McpError(INVALID_PARAMS, f"Invalid params: {detail}", reason=Reason.MALFORMED_PARAMS)
 
 
 def header_mismatch(message: str) -> McpError:
     # ERR-1: -32020 has no defined data.
+    """-32020: a header disagrees with the body (ERR-1: no data)."""
     return McpError(HEADER_MISMATCH, message)
 
 
 def missing_capability(required: dict[str, Any], message: str | None = None) -> McpError:
     # ERR-1 / CAP-2: data.requiredCapabilities is a ClientCapabilities-shaped object.
+    """-32021: the request needs a client capability it did not declare (CAP-2).
+
+    ``required`` is a ClientCapabilities-shaped object, sent as ``data.requiredCapabilities``; the
+    default message names its paths (``elicitation.form``, ...)."""
     names = ", ".join(_capability_paths(required)) or "a client capability"
     return McpError(
         MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -122,6 +135,9 @@ def missing_capability(required: dict[str, Any], message: str | None = None) -> 
 
 def unsupported_version(supported: list[str], requested: str) -> McpError:
     # ERR-1 / VER-1: data.supported (string[]) and data.requested (string).
+    """-32022: the requested protocol version is not supported (VER-1).
+
+    ``data`` carries ``supported`` (the versions the server speaks) and ``requested``."""
     return McpError(
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
@@ -131,12 +147,17 @@ def unsupported_version(supported: list[str], requested: str) -> McpError:
 
 def internal_error() -> McpError:
     # The cause goes to the server log, never onto the wire.
+    """-32603 with a fixed message: the cause goes to the server log, never onto the wire."""
     return McpError(INTERNAL_ERROR, "Internal error")
 
 
 def try_again_later(reason: str, retry_after_s: int) -> McpError:
     # KIT-ERR-A: nothing was done, and the same request may succeed later. ``data`` names
     # why and how long to wait; over HTTP the status is 503 with Retry-After.
+    """KIT-ERR-A: -31000, nothing was done and the same request may succeed later.
+
+    ``data`` carries ``reason`` and ``retryAfterMs`` (``retry_after_s`` * 1000); over HTTP the
+    status is 503 with Retry-After."""
     return McpError(
         TRY_AGAIN_LATER,
         "Temporarily unavailable: try again later",

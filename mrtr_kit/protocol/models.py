@@ -27,6 +27,9 @@ from .constants import (
 
 
 class WireModel(BaseModel):
+    """Base of every message model: camelCase wire aliases, snake_case Python names, unknown fields
+    kept (``extra="allow"``)."""
+
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
@@ -57,6 +60,9 @@ RequestId = Annotated[str | int, Field(union_mode="left_to_right")]
 
 
 class Implementation(WireModel):
+    """``clientInfo`` / ``serverInfo``: a peer's name and version, with optional title,
+    description, website and icons."""
+
     name: str
     version: str
     title: str | None = None
@@ -66,16 +72,22 @@ class Implementation(WireModel):
 
 
 class ElicitationCapability(WireModel):
+    """The client's ``elicitation`` capability: ``form`` and/or ``url`` mode."""
+
     form: JSONObject | None = None
     url: JSONObject | None = None
 
 
 class SamplingCapability(WireModel):
+    """The client's ``sampling`` capability (deprecated): optional ``tools`` and ``context``."""
+
     tools: JSONObject | None = None
     context: JSONObject | None = None
 
 
 class ClientCapabilities(WireModel):
+    """``_meta`` clientCapabilities: what the client declared in this request (CAP-1)."""
+
     elicitation: ElicitationCapability | None = None
     sampling: SamplingCapability | None = None
     roots: JSONObject | None = None
@@ -92,12 +104,15 @@ class ClientCapabilities(WireModel):
         return e.form is not None or (e.url is None and not e.model_extra)
 
     def supports_sampling(self, *, tools: bool = False, context: bool = False) -> bool:
+        """True when ``sampling`` is declared, and also its ``tools`` / ``context`` parts when asked
+        for."""
         s = self.sampling
         if s is None:
             return False
         return (not tools or s.tools is not None) and (not context or s.context is not None)
 
     def supports_roots(self) -> bool:
+        """True when the ``roots`` capability is declared."""
         return self.roots is not None
 
 
@@ -117,6 +132,8 @@ class RequestMeta(WireModel):
 
 
 class JSONRPCRequest(WireModel):
+    """A JSON-RPC 2.0 request: ``id``, ``method``, ``params`` (an object, empty by default)."""
+
     jsonrpc: Literal["2.0"] = "2.0"
     id: RequestId
     method: str
@@ -124,6 +141,8 @@ class JSONRPCRequest(WireModel):
 
 
 class JSONRPCNotification(WireModel):
+    """A JSON-RPC 2.0 notification: a ``method`` and optional ``params``, no ``id``."""
+
     jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: JSONObject | None = None
@@ -133,12 +152,16 @@ class JSONRPCNotification(WireModel):
 
 
 class TextContent(WireModel):
+    """A ``text`` content block."""
+
     type: Literal["text"] = "text"
     text: str
     annotations: JSONObject | None = None
 
 
 class ImageContent(WireModel):
+    """An ``image`` content block: base64 ``data`` and its ``mimeType``."""
+
     type: Literal["image"] = "image"
     data: str
     mime_type: str
@@ -146,6 +169,8 @@ class ImageContent(WireModel):
 
 
 class AudioContent(WireModel):
+    """An ``audio`` content block: base64 ``data`` and its ``mimeType``."""
+
     type: Literal["audio"] = "audio"
     data: str
     mime_type: str
@@ -153,12 +178,16 @@ class AudioContent(WireModel):
 
 
 class TextResourceContents(WireModel):
+    """The text contents of a resource at ``uri``."""
+
     uri: str
     text: str
     mime_type: str | None = None
 
 
 class BlobResourceContents(WireModel):
+    """The binary contents of a resource at ``uri``, base64 in ``blob``."""
+
     uri: str
     blob: str
     mime_type: str | None = None
@@ -168,12 +197,16 @@ ResourceContents = TextResourceContents | BlobResourceContents
 
 
 class EmbeddedResource(WireModel):
+    """A ``resource`` content block: a resource's contents embedded in a result."""
+
     type: Literal["resource"] = "resource"
     resource: ResourceContents
     annotations: JSONObject | None = None
 
 
 class ResourceLink(WireModel):
+    """A ``resource_link`` content block: a pointer to a resource by ``uri`` and ``name``."""
+
     type: Literal["resource_link"] = "resource_link"
     uri: str
     name: str
@@ -192,12 +225,17 @@ ContentBlock = Annotated[
 
 
 class ElicitRequestFormParams(WireModel):
+    """Params of a form-mode ``elicitation/create``: a message and a ``requestedSchema``; ``mode``
+    absent means form (ELIC-1)."""
+
     mode: Literal["form"] | None = None  # ELIC-1: absent means form
     message: str
     requested_schema: JSONObject
 
 
 class ElicitRequestURLParams(WireModel):
+    """Params of a URL-mode ``elicitation/create``: a message and the ``url`` to open."""
+
     mode: Literal["url"]
     message: str
     url: str
@@ -214,6 +252,8 @@ class ElicitResult(WireModel):
 
 
 class ToolUseContent(WireModel):
+    """A ``tool_use`` block in sampling: the model asks for tool ``name`` with ``input``."""
+
     type: Literal["tool_use"] = "tool_use"
     id: str
     name: str
@@ -221,6 +261,8 @@ class ToolUseContent(WireModel):
 
 
 class ToolResultContent(WireModel):
+    """A ``tool_result`` block in sampling: the result of the tool use ``toolUseId``."""
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: list[ContentBlock]
@@ -235,15 +277,21 @@ SamplingContentBlock = Annotated[
 
 
 class SamplingMessage(WireModel):
+    """One message of a sampling conversation: a role and one or more content blocks."""
+
     role: Literal["user", "assistant"]
     content: SamplingContentBlock | list[SamplingContentBlock]
 
 
 class ModelHint(WireModel):
+    """A sampling model hint: a (sub)string of a model name."""
+
     name: str | None = None
 
 
 class ModelPreferences(WireModel):
+    """Sampling model preferences: hints and cost/speed/intelligence priorities in 0..1."""
+
     hints: list[ModelHint] | None = None
     cost_priority: float | None = Field(default=None, ge=0, le=1)
     speed_priority: float | None = Field(default=None, ge=0, le=1)
@@ -251,10 +299,14 @@ class ModelPreferences(WireModel):
 
 
 class ToolChoice(WireModel):
+    """Sampling ``toolChoice``: ``auto``, ``required`` or ``none``."""
+
     mode: Literal["auto", "required", "none"] | None = None
 
 
 class CreateMessageRequestParams(WireModel):
+    """Params of ``sampling/createMessage`` (deprecated; SAMP-2, SAMP-3)."""
+
     messages: list[SamplingMessage]
     max_tokens: int
     system_prompt: str | None = None
@@ -280,6 +332,8 @@ class CreateMessageResult(WireModel):
 
 
 class Root(WireModel):
+    """A root the client exposes: a ``file://`` ``uri`` (ROOTS-1, checked) and an optional name."""
+
     uri: str
     name: str | None = None
 
@@ -301,16 +355,22 @@ class ListRootsResult(WireModel):
 
 
 class ElicitRequest(WireModel):
+    """An ``elicitation/create`` input request, bare ``{method, params}`` (MRTR-S2b)."""
+
     method: Literal["elicitation/create"] = "elicitation/create"
     params: ElicitRequestURLParams | ElicitRequestFormParams
 
 
 class CreateMessageRequest(WireModel):
+    """A ``sampling/createMessage`` input request, bare ``{method, params}`` (MRTR-S2b)."""
+
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: CreateMessageRequestParams
 
 
 class ListRootsRequest(WireModel):
+    """A ``roots/list`` input request, bare ``{method, params}`` (MRTR-S2b)."""
+
     method: Literal["roots/list"] = "roots/list"
     params: JSONObject | None = None
 
@@ -322,6 +382,8 @@ InputRequest = Annotated[
 
 
 class InputRequiredResult(WireModel):
+    """``resultType: "input_required"``: a round's input requests and/or its ``requestState``."""
+
     result_type: Literal["input_required"] = RESULT_INPUT_REQUIRED
     input_requests: dict[str, InputRequest] | None = None
     request_state: str | None = None
@@ -332,6 +394,8 @@ class InputRequiredResult(WireModel):
 
 
 class ToolAnnotations(WireModel):
+    """Hints about a tool's behaviour (read-only, destructive, idempotent, open world)."""
+
     title: str | None = None
     read_only_hint: bool | None = None
     destructive_hint: bool | None = None
@@ -340,6 +404,8 @@ class ToolAnnotations(WireModel):
 
 
 class Tool(WireModel):
+    """A tool as ``tools/list`` shows it; ``inputSchema`` defaults to ``{"type": "object"}``."""
+
     name: str
     title: str | None = None
     description: str | None = None
@@ -349,6 +415,8 @@ class Tool(WireModel):
 
 
 class PromptArgument(WireModel):
+    """One argument of a prompt, as ``prompts/list`` shows it."""
+
     name: str
     title: str | None = None
     description: str | None = None
@@ -356,6 +424,8 @@ class PromptArgument(WireModel):
 
 
 class Prompt(WireModel):
+    """A prompt as ``prompts/list`` shows it."""
+
     name: str
     title: str | None = None
     description: str | None = None
@@ -363,11 +433,15 @@ class Prompt(WireModel):
 
 
 class PromptMessage(WireModel):
+    """One message of a ``prompts/get`` result: a role and one content block."""
+
     role: Literal["user", "assistant"]
     content: ContentBlock
 
 
 class Resource(WireModel):
+    """A resource as ``resources/list`` shows it."""
+
     uri: str
     name: str
     title: str | None = None
@@ -377,6 +451,8 @@ class Resource(WireModel):
 
 
 class ResourceTemplate(WireModel):
+    """A resource template as ``resources/templates/list`` shows it (``uriTemplate``)."""
+
     uri_template: str
     name: str
     title: str | None = None
@@ -385,27 +461,37 @@ class ResourceTemplate(WireModel):
 
 
 class Result(WireModel):
+    """Base of complete results: ``resultType`` (``"complete"`` by default) and ``_meta``."""
+
     result_type: str = RESULT_COMPLETE
     meta: JSONObject | None = Field(default=None, alias="_meta")
 
 
 class CacheableResult(Result):
+    """A result with the caching fields ``ttlMs`` (>= 0) and ``cacheScope`` (CACHE-1)."""
+
     ttl_ms: int | None = Field(default=None, ge=0)
     cache_scope: Literal["public", "private"] | None = None
 
 
 class CallToolResult(Result):
+    """The complete result of ``tools/call``: content, optional structured content, ``isError``."""
+
     content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
     is_error: bool | None = None
 
 
 class GetPromptResult(Result):
+    """The complete result of ``prompts/get``: an optional description and the messages."""
+
     description: str | None = None
     messages: list[PromptMessage] = Field(default_factory=list)
 
 
 class ReadResourceResult(CacheableResult):
+    """The complete result of ``resources/read``: the contents, with the caching fields."""
+
     contents: list[ResourceContents] = Field(default_factory=list)
 
 
@@ -413,6 +499,9 @@ class ReadResourceResult(CacheableResult):
 
 
 class CallToolRequestParams(WireModel):
+    """Params of ``tools/call``: ``_meta``, tool name, arguments, and on a retry
+    ``inputResponses`` and ``requestState``."""
+
     meta: RequestMeta = Field(alias="_meta")
     name: str
     arguments: JSONObject | None = None
@@ -421,6 +510,9 @@ class CallToolRequestParams(WireModel):
 
 
 class GetPromptRequestParams(WireModel):
+    """Params of ``prompts/get``: ``_meta``, prompt name, string arguments, and on a retry
+    ``inputResponses`` and ``requestState``."""
+
     meta: RequestMeta = Field(alias="_meta")
     name: str
     arguments: dict[str, str] | None = None
@@ -429,6 +521,9 @@ class GetPromptRequestParams(WireModel):
 
 
 class ReadResourceRequestParams(WireModel):
+    """Params of ``resources/read``: ``_meta``, the URI, and on a retry ``inputResponses`` and
+    ``requestState``."""
+
     meta: RequestMeta = Field(alias="_meta")
     uri: str
     input_responses: dict[str, JSONObject] | None = None
@@ -436,31 +531,43 @@ class ReadResourceRequestParams(WireModel):
 
 
 class PaginatedRequestParams(WireModel):
+    """Params of the list methods: ``_meta`` and an optional ``cursor``."""
+
     meta: RequestMeta = Field(alias="_meta")
     cursor: str | None = None
 
 
 class PromptReference(WireModel):
+    """``ref/prompt``: completion for an argument of the prompt ``name``."""
+
     type: Literal["ref/prompt"] = "ref/prompt"
     name: str
     title: str | None = None
 
 
 class ResourceTemplateReference(WireModel):
+    """``ref/resource``: completion for a variable of the resource template ``uri``."""
+
     type: Literal["ref/resource"] = "ref/resource"
     uri: str
 
 
 class CompleteArgument(WireModel):
+    """The argument being completed: its name and the value typed so far."""
+
     name: str
     value: str
 
 
 class CompleteContext(WireModel):
+    """Completion context: the values of arguments already filled in."""
+
     arguments: dict[str, str] | None = None
 
 
 class CompleteRequestParams(WireModel):
+    """Params of ``completion/complete``: ``_meta``, the reference, the argument and its context."""
+
     meta: RequestMeta = Field(alias="_meta")
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
     argument: CompleteArgument

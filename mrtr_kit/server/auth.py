@@ -54,6 +54,7 @@ class BearerTokens:
 
     @property
     def principals(self) -> list[str]:
+        """The principals that have a token, in the order given."""
         return [principal for _, principal in self._table]
 
     def principal_for(self, token: str) -> str | None:

@@ -66,6 +66,7 @@ class InvalidState(Exception):
 
 
 def b64url(data: bytes) -> str:
+    """``data`` as base64url text without padding."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
@@ -152,9 +153,13 @@ class StateCodec(Protocol):
         """The token's first field, e.g. ``"hmac1"``."""
         ...
 
-    def seal(self, claims: Mapping[str, Any]) -> str: ...
+    def seal(self, claims: Mapping[str, Any]) -> str:
+        """``claims`` as a token string starting with ``format``."""
+        ...
 
-    def open(self, token: str) -> dict[str, Any]: ...
+    def open(self, token: str) -> dict[str, Any]:
+        """The claims of ``token``; raises ``InvalidState`` if it is not genuine or malformed."""
+        ...
 
 
 class PlainStateCodec:
@@ -165,9 +170,12 @@ class PlainStateCodec:
     unsafe: ClassVar[bool] = True
 
     def seal(self, claims: Mapping[str, Any]) -> str:
+        """``plain1.<base64url JSON>``: the claims readable and editable by anyone."""
         return f"{self.format}.{b64url(canonical_json(dict(claims)))}"
 
     def open(self, token: str) -> dict[str, Any]:
+        """The claims of a ``plain1`` token; ``InvalidState`` if it is malformed (nothing else is
+        checked)."""
         _, payload = split_token(token, self.format, 2)
         return parse_claims(unb64url(payload))
 
@@ -212,11 +220,15 @@ class HmacStateCodec(_KeyedCodec):
         return hmac.new(subkey, signed.encode("ascii"), hashlib.sha256).digest()
 
     def seal(self, claims: Mapping[str, Any]) -> str:
+        """An ``hmac1`` token for ``claims``, tagged with the ring's primary key."""
         kid = self.keys.primary.kid
         signed = f"{self.format}.{kid}.{b64url(canonical_json(dict(claims)))}"
         return f"{signed}.{b64url(self._tag(self._subkey(kid), signed))}"
 
     def open(self, token: str) -> dict[str, Any]:
+        """The claims of an ``hmac1`` token once its tag checks out (constant time, SEC-2).
+
+        Raises ``InvalidState`` for a malformed token, an unknown key id or a bad tag."""
         _, kid, payload, tag = split_token(token, self.format, 4)
         expected = self._tag(self._subkey(kid), f"{self.format}.{kid}.{payload}")
         if not hmac.compare_digest(unb64url(tag), expected):  # constant time (SEC-2)
@@ -239,6 +251,7 @@ class AeadStateCodec(_KeyedCodec):
         self._ciphers = {kid: AESGCM(subkey) for kid, subkey in subkeys.items()}
 
     def seal(self, claims: Mapping[str, Any]) -> str:
+        """An ``aead1`` token: ``claims`` encrypted under the primary key, with a fresh nonce."""
         kid = self.keys.primary.kid
         nonce = os.urandom(NONCE_BYTES)  # fresh per state: never reuse a nonce under one key
         header = f"{self.format}.{kid}.{b64url(nonce)}"
@@ -246,6 +259,9 @@ class AeadStateCodec(_KeyedCodec):
         return f"{header}.{b64url(sealed)}"
 
     def open(self, token: str) -> dict[str, Any]:
+        """The decrypted claims of an ``aead1`` token (SEC-2).
+
+        Raises ``InvalidState`` for a malformed token, an unknown key id, or a failed decryption."""
         _, kid, nonce_text, sealed_text = split_token(token, self.format, 4)
         cipher = self._ciphers.get(kid)
         if cipher is None:

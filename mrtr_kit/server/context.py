@@ -71,6 +71,7 @@ def elicit_form(message: str, requested_schema: dict[str, Any]) -> ElicitRequest
 
 
 def elicit_url(message: str, url: str) -> ElicitRequest:
+    """A URL-mode elicitation: ``message`` and the ``url`` the user should open."""
     return ElicitRequest(params=ElicitRequestURLParams(mode="url", message=message, url=url))
 
 
@@ -138,18 +139,22 @@ class FormAnswer(Generic[T]):
 
     @property
     def needs_asking(self) -> bool:
+        """True when there is no answer under ``key`` yet, or an accept that does not fit."""
         return self.action is None or bool(self.problems)
 
     @property
     def accepted(self) -> bool:
+        """True for an ``accept`` whose content fits the form: the one outcome to act on."""
         return self.action == "accept" and not self.problems
 
     @property
     def declined(self) -> bool:
+        """True when the user declined the form."""
         return self.action == "decline"
 
     @property
     def cancelled(self) -> bool:
+        """True when the user dismissed the form."""
         return self.action == "cancel"
 
     def request(self, why: str | None = None) -> ElicitRequest:
@@ -201,6 +206,7 @@ class RequestContext:
 
     @property
     def is_retry(self) -> bool:
+        """True when this round carries a verified requestState or any inputResponses."""
         return self.state is not None or bool(self.input_responses)
 
     def input_required(
@@ -208,6 +214,10 @@ class RequestContext:
         requests: Mapping[str, InputRequestModel] | None = None,
         state: dict[str, Any] | None = None,
     ) -> InputRequired:
+        """What a handler returns to ask: ``requests`` keyed by name and/or ``state`` to carry.
+
+        ``state=None`` issues no requestState; a dict (even empty) is sealed and bound by the
+        core, which also checks that at least one of the two is given (MRTR-S6)."""
         return InputRequired(dict(requests or {}), state)
 
     # -- reading answers: absent -> None (ask again, MRTR-E4); malformed -> -32602 (MRTR-E2) --
@@ -295,15 +305,21 @@ class RequestContext:
         return FormAnswer(key, message, schema, state, "accept", content, problems, typed)
 
     def sampling(self, key: str) -> CreateMessageResult | None:
+        """The ``CreateMessageResult`` under ``key``, or None; a malformed one raises -32602."""
         return self._answer(key, CreateMessageResult, "CreateMessageResult")
 
     def roots(self, key: str) -> ListRootsResult | None:
+        """The ``ListRootsResult`` under ``key``, or None; a malformed one raises -32602."""
         return self._answer(key, ListRootsResult, "ListRootsResult")
 
     async def redeem_once(self) -> None:
         """Spend this round's requestState in the server's ledger before a one-time step.
 
         A second retry with the same state is then rejected like a forged one (MRTR-S5d).
+        Only a round that carried a requestState can be redeemed: on a first round, or a
+        retry without state, this raises ``RuntimeError``. A state already spent raises the
+        usual invalid-requestState -32602; a ledger that is down raises ``LedgerUnavailable``
+        (the client gets -31000, KIT-ERR-A). The ledger is ``McpServer.ledger``.
         """
         if self._redeem is None:
             raise RuntimeError("this context has no ledger")
@@ -314,6 +330,9 @@ class RequestContext:
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
+        """Send ``notifications/progress`` on this request's stream (HTTP-21).
+
+        Does nothing when the request carried no progressToken or the transport cannot stream."""
         token = self.meta.progress_token
         if token is None or self._emit is None:
             return  # no progressToken: the client did not ask for progress
@@ -327,6 +346,10 @@ class RequestContext:
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         # CORE-14: no notifications/message unless this request set a logLevel, and then only
         # at or above that level.
+        """Send ``notifications/message`` with ``data`` at ``level`` on this request's stream.
+
+        CORE-14: only when this request set a logLevel, and only at or above it; otherwise
+        nothing."""
         wanted = self.meta.log_level
         if wanted is None or self._emit is None:
             return

@@ -230,6 +230,8 @@ class McpServer:
           ``KeyRing``: ``KeyRing.generate()`` for one process, ``KeyRing.from_env()`` for a
           fleet) or ``state_key`` (one secret of 32+ bytes); ``"plain"`` (unsafe, lessons
           only, no keys); or a codec object, which holds its own keys;
+        * ``state_ttl_s``: a requestState's lifetime; ``None`` keeps ``state.DEFAULT_TTL_S``,
+          15 minutes (SEC-4, KIT). A user who answers a form later gets -32602;
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
           a ledger that is down or too slow answers -31000 "try again later" (KIT-ERR-A);
         * ``now``: the clock (epoch seconds; ``time.time`` by default); ``token_ids``: each
@@ -271,6 +273,20 @@ class McpServer:
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
     ) -> Callable[[Handler], Handler]:
+        """Decorator: register the handler as the tool ``name`` (default: the function's name).
+
+        ``description`` is required; ``input_schema`` is the arguments' JSON schema (default: an
+        object with no properties), compiled once here and checked on every call; ``title`` and
+        ``annotations`` go into ``tools/list``. A bad schema or ``x-mcp-header`` annotation
+        raises here. The handler takes a ``RequestContext`` (sync or async) and returns text,
+        content blocks, a result model or dict, or ``ctx.input_required(...)`` / ``answer.ask()``
+        to ask. Returns the function unchanged::
+
+            @server.tool(description="Greets you.")
+            def greet(ctx):
+                return f"Hello, {ctx.arguments.get('name', 'you')}!"
+        """
+
         def register(fn: Handler) -> Handler:
             schema = input_schema or {"type": "object", "properties": {}}
             arguments_schema = ArgumentsSchema(schema)  # compiled once; InvalidSchema if bad
@@ -301,6 +317,19 @@ class McpServer:
         title: str | None = None,
         completions: dict[str, list[str]] | None = None,
     ) -> Callable[[Handler], Handler]:
+        """Decorator: register the handler as the prompt ``name`` (default: the function's name).
+
+        ``arguments`` are ``PromptArgument`` dicts (``{"name": ..., "required": True}``);
+        ``completions`` maps an argument name to the values ``completion/complete`` offers (and
+        declares the ``completions`` capability). The handler returns a string (one user
+        message), a list of ``PromptMessage``, a result, or asks like a tool. Returns the
+        function unchanged::
+
+            @server.prompt(description="A haiku about a topic.", arguments=[{"name": "topic"}])
+            def haiku(ctx):
+                return f"Write a haiku about {ctx.arguments['topic']}."
+        """
+
         def register(fn: Handler) -> Handler:
             prompt = Prompt(
                 name=name or fn.__name__,
@@ -323,6 +352,17 @@ class McpServer:
         ttl_ms: int = 60_000,
         cache_scope: str = "public",
     ) -> Callable[[Handler], Handler]:
+        """Decorator: register the handler as the resource at ``uri``.
+
+        ``name`` is required; ``mime_type`` labels plain text or bytes the handler returns;
+        ``ttl_ms`` and ``cache_scope`` are the result's ``ttlMs``/``cacheScope`` (CACHE-1,
+        checked here: ttl >= 0, scope public or private). The handler returns str, bytes, a list
+        of resource contents, or asks like a tool. Returns the function unchanged::
+
+            @server.resource("config://app", name="app config")
+            def config(ctx):
+                return "debug = false"
+        """
         _check_cache_hints(ttl_ms, cache_scope)
 
         def register(fn: Handler) -> Handler:
@@ -342,6 +382,16 @@ class McpServer:
         ttl_ms: int = 0,
         cache_scope: str = "private",
     ) -> Callable[[Handler], Handler]:
+        """Decorator: register the handler for every URI matching ``uri_template``.
+
+        Each ``{var}`` matches one non-empty path segment and is given to the handler in
+        ``ctx.uri_params``. The cache hints default to ``ttl_ms=0`` and ``private``; otherwise as
+        ``resource``::
+
+            @server.resource_template("users://{id}/profile", name="profile")
+            def profile(ctx):
+                return f"user {ctx.uri_params['id']}"
+        """
         _check_cache_hints(ttl_ms, cache_scope)
 
         def register(fn: Handler) -> Handler:
@@ -368,6 +418,7 @@ class McpServer:
     def capabilities(self) -> dict[str, Any]:
         # DISC-5: declare exactly what is served; no listChanged, since there is no
         # subscriptions/listen stream to announce changes on.
+        """The server capabilities: exactly the features registered (DISC-5), no ``listChanged``."""
         caps: dict[str, Any] = {}
         if self._tools:
             caps["tools"] = {}
@@ -755,6 +806,7 @@ def check_request_meta(request: JSONRPCRequest) -> RequestMeta:
 
 
 def error_reply(request_id: Any, exc: McpError) -> Reply:
+    """The JSON-RPC error response for ``exc``, with ``request_id`` unless it is unreadable."""
     body: dict[str, Any] = {"jsonrpc": "2.0"}
     readable = isinstance(request_id, int) and not isinstance(request_id, bool)
     readable = readable or (isinstance(request_id, str) and not has_lone_surrogate(request_id))

@@ -83,7 +83,7 @@ BODY_TIMEOUT_S = 10.0
 # sends nothing, or dribbles a request head (slowloris), stays open (uvicorn's keep-alive
 # timer runs only after a response, and any byte received stops it); a request head under
 # httptools may be any size (a 20 MB one is read whole). A server open to untrusted clients
-# belongs behind the kit's nginx configuration (``fleet.nginx_config``, ``FLOOD_DEFENCES``):
+# belongs behind the kit's nginx configuration (``mrtr_kit/course/nginx.conf``, docs/deploy.md):
 # nginx gives a request head 5 s and 16 KiB, and passes on only whole requests.
 KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024
@@ -149,6 +149,8 @@ class HostOriginGuard:
         allowed_hosts: Iterable[str],
         response_headers: dict[str, str] | None = None,
     ) -> None:
+        """Wrap ``app``; ``allowed_hosts`` are host names or addresses (``*``: any) and
+        ``response_headers`` go on the 403 it sends. A bad entry raises ``ValueError``."""
         self.app = app
         self.allowed_hosts = frozenset(_allowed_host(h) for h in allowed_hosts)
         self.response_headers = response_headers or {}
@@ -255,6 +257,11 @@ class McpHttpEndpoint:
         body_timeout_s: float = BODY_TIMEOUT_S,
         response_headers: dict[str, str] | None = None,
     ) -> None:
+        """Serve ``server`` over Streamable HTTP.
+
+        ``principal_of`` maps a request to its authenticated principal (None: no authentication);
+        ``max_body_bytes`` and ``body_timeout_s`` bound the body a client may send;
+        ``response_headers`` are added to every response."""
         self.server = server
         self.principal_of = principal_of
         self.max_body_bytes = max_body_bytes

@@ -78,6 +78,7 @@ class StateKey:
 
     @classmethod
     def generate(cls, kid: str) -> StateKey:
+        """A fresh key ``kid`` with a random secret of ``MIN_SECRET_BYTES`` bytes."""
         return cls(kid, secrets.token_bytes(MIN_SECRET_BYTES))
 
     def to_spec(self) -> str:
@@ -106,9 +107,11 @@ class KeyRing:
 
     @property
     def kids(self) -> list[str]:
+        """The key ids, the sealing (primary) one first."""
         return [k.kid for k in self._keys]
 
     def get(self, kid: str) -> StateKey | None:
+        """The key ``kid``, or None."""
         return self._by_kid.get(kid)
 
     def __iter__(self) -> Iterator[StateKey]:
@@ -153,6 +156,7 @@ class KeyRing:
 
     @classmethod
     def single(cls, secret: bytes, kid: str = SINGLE_KEY_ID) -> KeyRing:
+        """A ring of one key: ``secret`` under ``kid``."""
         return cls([StateKey(kid, secret)])
 
     @classmethod
@@ -172,6 +176,7 @@ class KeyRing:
         return cls(keys)
 
     def to_spec(self) -> str:
+        """``kid:hex,...``, primary first: the form ``parse`` and ``MRTR_KIT_STATE_KEYS`` read."""
         return ",".join(k.to_spec() for k in self._keys)
 
     @classmethod

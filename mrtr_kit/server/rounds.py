@@ -67,6 +67,7 @@ class ServerRound:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ServerRound:
+        """A round back from ``to_json`` data; unknown keys are ignored."""
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["answers"] = dict(known.get("answers") or {})
         known["asked"] = tuple(known.get("asked") or ())

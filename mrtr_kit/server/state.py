@@ -11,7 +11,7 @@ claim    holds                                                  rejects a state 
 ``sub``  the authenticated principal                            replayed by another user (S5a)
 ``iat``  issued at, epoch seconds                               issued in the future
 ``exp``  expiry, epoch seconds                                  too old (MRTR-S5b, SEC-4)
-``req``  digest of method + tool/prompt/URI + arguments        replayed on another request (S5c)
+``req``  digest of method + tool/prompt/URI + arguments         replayed on another request (S5c)
 ``jti``  a token id, random by default                          spent already (with a ledger, S5d)
 ======== ====================================================== ==========================
 
@@ -132,6 +132,10 @@ class StateIssuer:
         now: Callable[[], float] = time.time,
         token_ids: Callable[[], str] = new_token_id,
     ) -> None:
+        """``audience`` goes into ``aud``; a state lives ``ttl_s`` seconds (``DEFAULT_TTL_S``: 15
+        minutes, SEC-4, KIT), with ``skew_s`` of clock tolerance; ``checks`` picks the bindings
+        ``verify`` enforces (all by default); ``now`` is the clock, ``token_ids`` the ``jti``
+        source."""
         self.codec = codec
         self.audience = audience
         self.ttl_s = ttl_s
@@ -141,6 +145,11 @@ class StateIssuer:
         self.token_ids = token_ids
 
     def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any]) -> str:
+        """A sealed requestState bound to ``binding``, recording the ``asked`` keys and the
+        handler's ``data``.
+
+        It expires ``ttl_s`` after now (``DEFAULT_TTL_S``: 15 minutes, SEC-4, KIT). Raises
+        ``ValueError`` if ``token_ids`` gives a malformed ``jti``."""
         now = int(self.now())
         jti = self.token_ids()
         if _JTI.fullmatch(jti) is None:

@@ -69,6 +69,7 @@ class LineTooLong:
     """What ``LineSplitter`` yields for a line over the cap (once per such line)."""
 
     def __init__(self, size: int) -> None:
+        """``size``: how many bytes of the line had arrived when it was refused."""
         self.size = size  # how many bytes had arrived when the line was refused
 
 
@@ -87,6 +88,8 @@ class LineSplitter:
         self._discarding = False
 
     def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:
+        """The lines ``chunk`` completed (without their newline), and a ``LineTooLong`` for each
+        line over the cap."""
         out: list[bytes | LineTooLong] = []
         start = 0
         while start < len(chunk):
@@ -141,6 +144,11 @@ class StdioSession:
         max_in_flight: int = MAX_IN_FLIGHT,
         eof_grace_s: float = EOF_GRACE_S,
     ) -> None:
+        """Serve ``server``, writing answers with ``write``.
+
+        ``principal`` is the principal of every request (stdio carries no credential);
+        ``max_line_bytes`` caps one message; ``max_in_flight`` caps concurrent requests;
+        ``eof_grace_s`` is how long in-flight requests may run after end of input."""
         self.server = server
         self._write = write
         self.principal = principal

@@ -20,6 +20,7 @@ from mrtr_kit.client import McpClient
 from mrtr_kit.course.examples.trip_planner import traveller
 from mrtr_kit.course.fleet import (
     FRONT_URL,
+    NGINX_TEMPLATE,
     Fleet,
     FleetError,
     Nginx,
@@ -259,6 +260,21 @@ def test_nginx_config_for_each_balancing():
     sticky = nginx_config(urls, port=8080, prefix="/tmp/x", balancing="sticky")
     assert "hash $http_mcp_session_id consistent;" in sticky
     assert "ip_hash;" in nginx_config(urls, port=8080, prefix="/tmp/x", balancing="ip-hash")
+
+
+def test_nginx_runs_the_file_the_deployment_guide_shows():
+    """KIT: the nginx the tests and lessons start runs ``mrtr_kit/course/nginx.conf``, the file
+    docs/deploy.md includes, with only its ``@NAME@`` placeholders filled in: every other line
+    of the file is in the configuration, in order, so the guide cannot drift from what runs."""
+    urls = ["http://127.0.0.1:9001/mcp", "http://127.0.0.1:9002/mcp"]
+    config = nginx_config(urls, port=8080, prefix="/tmp/x").splitlines()
+    template = NGINX_TEMPLATE.read_text().splitlines()
+    fixed = [line for line in template if "@" not in line or line.lstrip().startswith("#")]
+    assert len(fixed) > 50  # the whole file, comments included
+    it = iter(config)
+    assert all(line in it for line in fixed), "nginx_config left out or reordered a line"
+    code = [line for line in config if not line.lstrip().startswith("#")]
+    assert not [line for line in code if "@" in line], "a placeholder left unfilled"
 
 
 def test_nginx_round_robin_breaks_the_legacy_tool(legacy_lost: Fleet):

@@ -29,12 +29,14 @@ the learner the claims). Neither needs a hook in ``mrtr_kit/server``.
 
 from __future__ import annotations
 
+import ast
 import html
 import inspect
 import json
 import logging
 import re
 import tempfile
+import textwrap
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -200,9 +202,27 @@ def tally(answers: Iterable[ServerAnswer]) -> str:
     return "\n".join(f"{n} × {what}" for what, n in counts.most_common())
 
 
+def code_lines(obj: Any) -> list[str]:
+    """The source lines of a kit function, method or class as they are in ``mrtr_kit``, less
+    their docstrings. The lesson shows what the code does; docstrings are the API reference's
+    and change without the code changing, so the lesson's outputs do not depend on them."""
+    lines = inspect.getsource(obj).splitlines(keepends=True)
+    # Dedenting keeps the line count, so the parsed line numbers index ``lines``.
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    docstrings: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.body:
+            first = node.body[0]
+            value = first.value if isinstance(first, ast.Expr) else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docstrings.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return [line for number, line in enumerate(lines, 1) if number not in docstrings]
+
+
 def show_source(obj: Any) -> None:
-    """Print the source of a kit function or method, as it is in ``mrtr_kit``."""
-    print(inspect.getsource(obj).rstrip())
+    """Print the source of a kit function or method, as it is in ``mrtr_kit``, without its
+    docstring (``code_lines``)."""
+    print("".join(code_lines(obj)).rstrip())
 
 
 # -- clients ---------------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ class Record:
 
 
 class Ledger(Protocol):
+    """Where single-use states are spent and business records kept (module docstring); async,
+    atomic."""
+
     async def spend(self, token_id: str, expires_at: float) -> bool:
         """Record ``token_id`` as spent; True the first time, False on every later call.
 
@@ -127,6 +130,8 @@ class MemoryLedger:
     """A ledger for one process. Enough for a notebook; not for a fleet of instances."""
 
     def __init__(self, *, now: Callable[[], float] = time.time, sweep_every_s: float = 60.0):
+        """``now`` is the clock for expiry; spent ids past their expiry are swept every
+        ``sweep_every_s``."""
         self._spent: dict[str, float] = {}
         self._records: dict[tuple[str, str], Record] = {}
         self._count: dict[str, int] = {}  # records per kind
@@ -136,6 +141,8 @@ class MemoryLedger:
 
     async def spend(self, token_id: str, expires_at: float) -> bool:
         # No await between the check and the write: atomic within the event loop.
+        """``Ledger.spend``: record ``token_id`` as spent until ``expires_at``; True the first time,
+        False after (MRTR-S5d)."""
         now = self._now()
         if now >= self._next_sweep:  # forget ids no instance would accept anyway
             self._spent = {k: exp for k, exp in self._spent.items() if exp >= now}
@@ -147,6 +154,8 @@ class MemoryLedger:
         return True
 
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
+        """``Ledger.record_once``: keep ``body`` under ``(kind, key)`` unless a record is there;
+        returns ``(record, created)``."""
         earlier = self._records.get((kind, key))
         if earlier is not None:
             return earlier, False
@@ -155,10 +164,13 @@ class MemoryLedger:
         return record, True
 
     async def record(self, kind: str, key: str) -> Record | None:
+        """``Ledger.record``: the record kept under ``(kind, key)``, or None."""
         return self._records.get((kind, key))
 
     async def records(self, kind: str) -> list[Record]:
+        """``Ledger.records``: every record of ``kind``, oldest first."""
         return sorted((r for r in self._records.values() if r.kind == kind), key=lambda r: r.seq)
 
     async def aclose(self) -> None:
+        """Forget the spent token ids (records stay)."""
         self._spent.clear()

@@ -121,6 +121,8 @@ class RedisLedger:
         now: Callable[[], float] = time.time,
         timeout_s: float = LEDGER_TIMEOUT_S,
     ) -> None:
+        """Keep the ledger in the Redis ``client``, under keys starting with ``prefix`` (spent ids)
+        and ``records_prefix``; every write is bounded by ``timeout_s`` (``bounded``)."""
         self.redis = client
         self.timeout_s = timeout_s
         self.prefix = prefix
@@ -157,6 +159,8 @@ class RedisLedger:
         return await bounded(write, timeout_s=self.timeout_s)
 
     async def spend(self, token_id: str, expires_at: float) -> bool:
+        """``Ledger.spend``: record ``token_id`` as spent until ``expires_at``; True the first time,
+        False after (MRTR-S5d)."""
         ttl_ms = max(1, math.ceil((expires_at - self._now()) * 1000))
         outcome = await self._run(self._spend, [self.prefix + token_id], [ttl_ms])
         if outcome == -1:
@@ -168,6 +172,8 @@ class RedisLedger:
         return [base + "keys", base + "bodies", base + "count"]
 
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
+        """``Ledger.record_once``: keep ``body`` under ``(kind, key)`` unless a record is there;
+        returns ``(record, created)``."""
         keys = self._record_keys(kind)
         outcome, seq, kept = await self._run(self._record_once, keys, [key, body])
         if outcome == -1:
@@ -175,6 +181,7 @@ class RedisLedger:
         return Record(kind, int(seq), key, _text(kept)), outcome == 1
 
     async def record(self, kind: str, key: str) -> Record | None:
+        """``Ledger.record``: the record kept under ``(kind, key)``, or None."""
         by_key, bodies, _ = self._record_keys(kind)
         try:
             seq = await self.redis.hget(by_key, key)
@@ -184,6 +191,7 @@ class RedisLedger:
         return None if seq is None or body is None else Record(kind, int(seq), key, _text(body))
 
     async def records(self, kind: str) -> list[Record]:
+        """``Ledger.records``: every record of ``kind``, oldest first."""
         by_key, bodies, _ = self._record_keys(kind)
         try:
             seqs = await self.redis.hgetall(by_key)
@@ -194,6 +202,7 @@ class RedisLedger:
         return sorted(found, key=lambda r: r.seq)
 
     async def aclose(self) -> None:
+        """Close the Redis client."""
         await self.redis.aclose()
 
 

@@ -57,6 +57,8 @@ class SqliteLedger:
         timeout_s: float = LEDGER_TIMEOUT_S,
         sweep_every_s: float = 60.0,
     ) -> None:
+        """Keep the ledger in the SQLite file ``path``; every write is bounded by ``timeout_s``, and
+        expired spent ids are swept every ``sweep_every_s``."""
         self.path = Path(path)
         self._now = now
         self.timeout_s = timeout_s
@@ -105,6 +107,8 @@ class SqliteLedger:
         )
 
     async def spend(self, token_id: str, expires_at: float) -> bool:
+        """``Ledger.spend``: record ``token_id`` as spent until ``expires_at``; True the first time,
+        False after (MRTR-S5d)."""
         return await self._bounded(self._spend, token_id, expires_at)
 
     def _spend(self, token_id: str, expires_at: float, deadline: float) -> bool:
@@ -123,6 +127,8 @@ class SqliteLedger:
             return cursor.rowcount == 1
 
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
+        """``Ledger.record_once``: keep ``body`` under ``(kind, key)`` unless a record is there;
+        returns ``(record, created)``."""
         return await self._bounded(self._record_once, kind, key, body)
 
     def _record_once(self, kind: str, key: str, body: str, deadline: float) -> tuple[Record, bool]:
@@ -139,6 +145,7 @@ class SqliteLedger:
             return Record(kind, seq, key, kept), cursor.rowcount == 1
 
     async def record(self, kind: str, key: str) -> Record | None:
+        """``Ledger.record``: the record kept under ``(kind, key)``, or None."""
         return await asyncio.to_thread(self._record, kind, key)
 
     def _record(self, kind: str, key: str) -> Record | None:
@@ -149,6 +156,7 @@ class SqliteLedger:
         return None if row is None else Record(kind, row[0], key, row[1])
 
     async def records(self, kind: str) -> list[Record]:
+        """``Ledger.records``: every record of ``kind``, oldest first."""
         return await asyncio.to_thread(self._records, kind)
 
     def _records(self, kind: str) -> list[Record]:
@@ -164,5 +172,6 @@ class SqliteLedger:
             return int(self._db.execute("SELECT COUNT(*) FROM spent").fetchone()[0])
 
     async def aclose(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._db.close()
