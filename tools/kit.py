@@ -400,7 +400,7 @@ async def smoke():
         took = time.monotonic() - started
         ok = asked == ["login"] and "doctor" in text and len(client.trace) == 2
         rounds = len(client.trace)
-        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text[:50]}"
+        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text}"
     finally:
         server.terminate()
         server.wait(10)
@@ -437,6 +437,18 @@ def _loopback() -> tuple[bool, str]:
         busy = sock.connect_ex(("127.0.0.1", 8888)) == 0
     lab = "in use (JupyterLab will pick the next free one)" if busy else "free"
     return True, f"bound 127.0.0.1:{port} (JupyterLab's usual port 8888: {lab})"
+
+
+def clip(text: str, width: int = 120) -> str:
+    """``text`` on one line of at most ``width`` characters, cut between words (never inside
+    one), with "…" where it was cut."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if text[width - 1] != " " and " " in head:  # the cut falls inside a word: drop that word
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
 
 
 def doctor(args: list[str]) -> int:
@@ -524,7 +536,7 @@ def doctor(args: list[str]) -> int:
     line(widgets["ok"], "widgets", shown, install)
     loopback_line()
     smoke = results.get("smoke", {"ok": False, "detail": probe.stderr.strip()[-300:]})
-    line(smoke["ok"], "MRTR flow", smoke["detail"], install)
+    line(smoke["ok"], "MRTR flow", clip(smoke["detail"]), install)
     if extras == LAB:
         print(f"  note  the test tools are not installed ({run_kit} test installs them)")
     return _verdict(problems)
