@@ -554,16 +554,19 @@ def _verdict(problems: list[tuple[str, str]]) -> int:
 # -- lab, store ---------------------------------------------------------------------------------
 
 
-def run_lab(extra: list[str]) -> int:
-    # The file browser opens on notebooks/ (the lessons) and reaches the whole repository, so
-    # the course code a lesson shows (mrtr_kit/course/...) opens from it too, as on Binder.
-    command = [
-        str(BIN / "jupyter"),
-        "lab",
-        f"--ServerApp.root_dir={ROOT}",
+def lab_arguments(root: Path = ROOT) -> list[str]:
+    """Where JupyterLab serves from: the file browser opens on notebooks/ (the lessons) and
+    reaches the whole repository, so the lessons' links to ../docs/ and ../README.md and the
+    course code a lesson shows (mrtr_kit/course/...) open from it too, as on Binder. The
+    browser test (tests/course/test_browser_links.py) starts its lab with these."""
+    return [
+        f"--ServerApp.root_dir={root}",
         f"--ContentsManager.preferred_dir={NOTEBOOKS.relative_to(ROOT).as_posix()}",
-        *extra,
     ]
+
+
+def run_lab(extra: list[str]) -> int:
+    command = [str(BIN / "jupyter"), "lab", *lab_arguments(), *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers often run as root; Jupyter refuses otherwise
     print("+", " ".join(command), flush=True)
