@@ -390,3 +390,21 @@ def test_official_suite_part_is_skipped_saying_so_without_the_suite(tmp_path):
     assert (capstone.ROOT / "tools" / "run_conformance.py").is_file()
     assert report.passed
     assert repr(report).endswith("✔ Passed: all 6 items checked pass (2 skipped).")
+
+
+# -- the self-check before the port ---------------------------------------------------------------
+
+
+def test_the_predict_the_output_question_is_right_about_the_scaffolds_gate(monkeypatch, capsys):
+    """Quiz 04.2's first question shows a cell; run it as the notebook would (from
+    notebooks/), and its right option is what it prints, so the quiz cannot drift (KIT)."""
+    from lesson_files import run_cell
+
+    from mrtr_kit.course.lessons.quizzes import quiz
+
+    question = quiz("04.2").questions[0]
+    monkeypatch.chdir(capstone.ROOT / "notebooks")
+    run_cell(question.code, {"capstone": capstone})
+    printed = capsys.readouterr().out.strip()
+    assert question.options[question.answer].text == printed
+    assert all(o.text != printed for o in question.options if not o.right)
