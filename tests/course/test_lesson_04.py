@@ -276,8 +276,8 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
     for part in (
         "What you will learn",
         "What you need",
-        "**How long:** About 10 minutes to read and try, plus about 35 minutes for the "
-        "exercises. Teaching it: about 15 minutes",
+        "**How long**: About 9 minutes to read and try, plus about 35 minutes for the "
+        "exercise. **Teaching it**: about 11 minutes",  # the model's (test_lesson_sizes.py)
         "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
         "(https://modelcontextprotocol.io/seps/2322-MRTR)",
         "[docs/spec-map.md](../docs/spec-map.md); IDs tagged (KIT) are this kit's own",
@@ -291,6 +291,12 @@ def test_notebook_closes_with_key_points_practice_and_the_cheatsheet(notebook):
     last = notebook.cells[-1].source
     parts = ["## Key points", "## In practice", "[docs/cheatsheet.md](../docs/cheatsheet.md)"]
     assert [last.index(part) for part in parts] == sorted(last.index(part) for part in parts)
+
+
+def test_the_header_and_the_end_lead_on_to_lesson_05(notebook):
+    """Lesson 05 (optional) follows the capstone: linked from the contents and the end."""
+    link = "[05 · A real host](05-a-real-host-OPTIONAL.ipynb)"
+    assert link in notebook.cells[0].source and link in notebook.cells[-1].source
 
 
 def test_the_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
@@ -408,3 +414,54 @@ def test_the_predict_the_output_question_is_right_about_the_scaffolds_gate(monke
     printed = capsys.readouterr().out.strip()
     assert question.options[question.answer].text == printed
     assert all(o.text != printed for o in question.options if not o.right)
+
+
+# -- running an instance from JupyterLab's terminal ------------------------------------------------
+
+
+def _terminal_blocks() -> list[str]:
+    [cell] = [c for c in nbformat.read(NOTEBOOK, 4).cells if "**Run one instance" in c.source]
+    return re.findall(r"```\n(.*?)```", cell.source, flags=re.S)
+
+
+def test_the_terminal_commands_use_the_kits_venv_and_paths_from_the_repository_root():
+    """JupyterLab's terminal opens at the repository's root and its ``python`` is not the
+    venv's (issue 19: "from this folder" with ``python`` failed there). Both forms name the
+    venv's Python and a file that exists from the root."""
+    posix, windows = _terminal_blocks()
+    for line in posix.strip().splitlines():
+        assert ".venv/bin/python" in line and " python " not in f" {line} "
+    assert ".venv\\Scripts\\python" in windows and "$env:MRTR_KIT_STATE_KEY" in windows
+    for block, sep in ((posix, "/"), (windows, "\\")):
+        path = re.search(r"capstone (\S+\.py)", block)[1]
+        assert (capstone.ROOT / Path(*path.split(sep))).is_file(), path
+
+
+@pytest.mark.slow
+def test_the_documented_terminal_command_serves_from_the_repository_root(tmp_path):
+    """Run the lesson's Linux/macOS block with bash from the repository root, as JupyterLab's
+    terminal would; it prints the address it serves, as the lesson says. Where the kit's venv
+    is not at .venv (a shared venv), the Python running the tests stands in for it."""
+    import signal
+    import subprocess
+    import sys
+
+    block = _terminal_blocks()[0]
+    if not (capstone.ROOT / ".venv" / "bin" / "python").exists():
+        block = block.replace(".venv/bin/python", sys.executable)
+    process = subprocess.Popen(
+        ["bash", "-c", block],
+        cwd=capstone.ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: bash and the server stop together
+    )
+    try:
+        first = process.stdout.readline()
+        assert re.fullmatch(
+            r"Serving notebooks/solutions/04_pizzeria\.py at http://127\.0\.0\.1:\d+/mcp\n", first
+        ), first + process.stdout.read() if process.poll() is not None else first
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # the group this test started, by its id
+        process.wait(timeout=20)
