@@ -422,3 +422,23 @@ def test_doctor_cuts_a_long_flow_line_between_words(monkeypatch):
         assert words[:-1] == whole[:-1], (width, shown)
         assert words[-1] == whole[-1].rstrip(",;:"), (width, shown)  # a whole word, no comma
     assert kit.clip("short", 120) == "short"
+
+
+def test_lab_serves_the_repository_and_opens_on_the_lessons(monkeypatch):
+    """``kit.py lab`` roots JupyterLab at the repository (so the lessons' ../docs/ and
+    ../README.md links open) with the file browser on notebooks/; the browser test
+    (tests/course/test_browser_links.py) starts its lab with the same ``lab_arguments``."""
+    kit = load_kit(monkeypatch)
+    ran = []
+
+    class Done:
+        returncode = 0
+
+    monkeypatch.setattr(kit.subprocess, "run", lambda command, **kw: ran.append(command) or Done())
+    assert kit.run_lab([]) == 0
+    [command] = ran
+    assert f"--ServerApp.root_dir={kit.ROOT}" in command
+    assert "--ContentsManager.preferred_dir=notebooks" in command
+    assert kit.lab_arguments() == [
+        a for a in command if a.startswith(("--ServerApp.root", "--Con"))
+    ]
