@@ -1,13 +1,54 @@
-"""Lesson 03's self-check questions (see the package's docstring for the rules)."""
+"""Lesson 03's self-check questions (see the package's docstring for the rules).
+
+Two section quizzes: ``03.2`` after sections 1 and 2 (why the push style breaks, the port) and
+``03.3`` after section 3 (the traps and the capability gate). The predict-the-output question's
+right answer is computed by running its code in ``tests/course/test_lesson_03.py``.
+"""
 
 from __future__ import annotations
 
 from . import Option, Quiz, _q, _right
 
-LESSON_03 = Quiz(
+# "Predict the output": tests/course/test_lesson_03.py runs this and compares the printed line.
+PREDICT_CAPS = """\
+from mrtr_kit.protocol.models import ClientCapabilities
+
+caps = ClientCapabilities.model_validate({"elicitation": {"url": {}}})
+print(caps.supports_elicitation("form"))"""
+
+# "Spot the bug in this retry": round 2 answered input_required asking "room", with state S2.
+STALE_STATE_RETRY = """\
+round 1 -> input_required, asks "dates", requestState "S1"
+round 2 -> input_required, asks "room",  requestState "S2"
+round 3:
+{"id": 3, "method": "tools/call",
+ "params": {"_meta": {...}, "name": "plan_trip", "arguments": {"city": "Lisbon"},
+            "inputResponses": {"room": {"action": "accept", "content": {"room": "double"}}},
+            "requestState": "S1"}}"""
+
+SECTION_2 = Quiz(
     "03",
-    "Migrating from server-initiated requests",
+    "Why the push style breaks, and the port",
     (
+        _q(
+            "Two 2025-11-25 instances share session ids. Behind round robin, the answer to a "
+            "tool's question reaches the other instance. What happens?",
+            Option(
+                "It works: the session is shared, so either instance can take the answer.",
+                "The session says who the client is; the answer must reach the process whose "
+                "tool is waiting, and nothing carries it there (MRTR-0, MIG-2).",
+            ),
+            _right(
+                "The other instance accepts the answer and drops it; the call times out.",
+                "Only sticky routing, or a shared store that forwards the answer to the waiting "
+                "process, would save it; MRTR removes the need (MRTR-0, MIG-2).",
+            ),
+            Option(
+                "The other instance answers `404 Session not found`.",
+                "That is the failure without shared session ids, one step earlier, at "
+                "`notifications/initialized`, as the kit's legacy server does it (KIT).",
+            ),
+        ),
         _q(
             "How does `answer = await ctx.elicit(...)` in a 2025-11-25 tool become MRTR?",
             Option(
@@ -30,6 +71,33 @@ LESSON_03 = Quiz(
             ),
         ),
         _q(
+            "Spot the bug in this retry.",
+            Option(
+                "It answers only `room`; it must send the `dates` answer again.",
+                "Answers for previous rounds are not re-sent: the server carries them in "
+                "requestState (MRTR-C6).",
+            ),
+            Option(
+                'It reuses `"name"` and `"arguments"`; a retry must change them.',
+                "A retry repeats the original method, name and arguments (MRTR-C5).",
+            ),
+            _right(
+                'It echoes round 1\'s state "S1", not the latest one, "S2".',
+                "The retry sends back exactly the requestState of the latest result "
+                "(MRTR-C2); S1 asked for the dates, so the server drops the room answer "
+                "(MRTR-E3) and asks for the dates again.",
+            ),
+            code=STALE_STATE_RETRY,
+        ),
+    ),
+    section="2",
+)
+
+SECTION_3 = Quiz(
+    "03",
+    "The traps of porting, and the capability gate",
+    (
+        _q(
             "The legacy tool places a hotel hold before its first question. Ported as it "
             "is, over a three-round call, what happens?",
             _right(
@@ -49,64 +117,45 @@ LESSON_03 = Quiz(
             ),
         ),
         _q(
-            "Round 3 needs the date the user gave in round 1. The round-3 retry carries "
-            "only the round-3 answer. Where does the date come from?",
+            "Predict the output: a client declares only URL-mode elicitation.",
             Option(
-                "The client re-sends all earlier answers in `inputResponses`.",
-                "Answers for previous rounds are not re-sent; the client answers the keys of "
-                "the latest inputRequests only (MRTR-C6).",
-            ),
-            Option(
-                "From the server's session for this client.",
-                "There are no sessions in 2026-07-28 (CORE-9).",
+                "True",
+                "Form mode needs `elicitation.form`, or an empty `elicitation: {}` (digest "
+                "§2.9); a client that names only `url` cannot show forms (CAP-2, MRTR-S7).",
             ),
             _right(
-                "From the `requestState` the server returned in round 2, which folded the date in.",
-                "The server carries earlier answers in requestState (MRTR-C6, MIG-2); the "
-                "client echoes it exactly (MRTR-C2).",
+                "False",
+                "Form mode needs `elicitation.form`, or an empty `elicitation: {}` (digest "
+                "§2.9); this client declared only `url`, so a form tool refuses it with "
+                "-32021 (CAP-2).",
             ),
+            Option(
+                "An error: `url` is not a capability.",
+                "`elicitation.url` is the URL-mode capability, a valid declaration (CAP-3).",
+            ),
+            code=PREDICT_CAPS,
         ),
         _q(
-            "The ported tool needs a form, but this request's `clientCapabilities` declare "
-            "no `elicitation`. What does the server answer?",
+            "Round 1 declared `elicitation.form` and got a form. The retry declares no "
+            "capabilities, and the tool needs one more form. What does the server answer?",
             Option(
-                "`input_required` with the form anyway; the client may manage.",
-                "A server must not send an input request of a kind the client did not "
-                "declare in this request (MRTR-S7).",
+                "`input_required` with the form: round 1 showed the client can show forms.",
+                "A server must not rely on a capability the current request does not declare, "
+                "nor infer it from earlier requests (CAP-1).",
             ),
             _right(
                 "Error -32021 with `data.requiredCapabilities`, HTTP 400.",
-                "A request that cannot be processed without an undeclared capability gets "
-                "-32021 naming it (CAP-2, MIG-4).",
+                "Capabilities are checked on every round: the retry carries its own (CAP-4), "
+                "and a request that needs an undeclared one gets -32021 naming it (CAP-2).",
             ),
             Option(
-                "It uses the capabilities the client declared in `initialize`.",
-                "There is no initialize in 2026-07-28, and a server must not infer "
-                "capabilities from earlier requests (CAP-1, CORE-8).",
-            ),
-        ),
-        _q(
-            "A 2025-11-25 client waited for `notifications/elicitation/complete` after a "
-            "URL-mode sign-in. What does a 2026-07-28 client do instead?",
-            Option(
-                "Waits for the same notification on the retry's SSE stream.",
-                "notifications/elicitation/complete is gone; the retry replaces it (ELIC-11, "
-                "MIG-7).",
-            ),
-            _right(
-                'After the user\'s consent, retries with `{"action": "accept"}` at once, '
-                "and offers a manual retry.",
-                "accept means the user agreed to go; the server decides from requestState "
-                "whether the step finished, and the client offers retry and cancel "
-                "(ELIC-9, ELIC-10, MIG-7).",
-            ),
-            Option(
-                "Polls `server/discover` until the sign-in shows up.",
-                "server/discover never returns input_required and knows nothing of a call; "
-                "completion is learned on the retry (DISC-4, ELIC-9).",
+                "A complete result without asking, using a default answer.",
+                "Inventing the user's answer is not a refusal the client can act on; the "
+                "missing capability gets -32021 (CAP-2, MIG-4).",
             ),
         ),
     ),
+    section="3",
 )
 
-QUIZZES = (LESSON_03,)
+QUIZZES = (SECTION_2, SECTION_3)
