@@ -140,6 +140,31 @@ def write_notebook(path: Path, cells: Sequence[tuple[str, str]]) -> Path:
     return path
 
 
+def copy_repository(target: Path) -> Path:
+    """The repository's tracked files as they are in the work tree (uncommitted edits too), as
+    a clone would have them: no venv, no caches, no outputs of other runs."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def load_kit(root: Path) -> Any:
+    """``root``'s tools/kit.py as a module (its ROOT is ``root``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kit_in_copy", root / "tools" / "kit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def start_lab(
     work: Path,
     env: dict[str, str],
@@ -147,13 +172,21 @@ def start_lab(
     timeout: float = 180.0,  # a cap: JupyterLab takes seconds to start, more on a busy machine
     port: int | None = None,
     base_url: str = "/",
+    whole_repo: bool = False,
 ) -> Lab:
     """``port``: one chosen beforehand (the caller needs it in ``env``); ``base_url``: the
-    path prefix the server lives under, as ``/user/<name>/`` on a JupyterHub."""
-    root = work / "notebooks"
-    shutil.copytree(
-        NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
-    )
+    path prefix the server lives under, as ``/user/<name>/`` on a JupyterHub; ``whole_repo``:
+    serve a copy of the repository's files with the options ``tools/kit.py lab`` uses (root the
+    repository, the file browser on notebooks/), where ``Lab.root`` is the copy's root."""
+    if whole_repo:
+        root = copy_repository(work / "repo")
+        options = load_kit(root).lab_arguments(root)
+    else:
+        root = work / "notebooks"
+        shutil.copytree(
+            NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+        )
+        options = [f"--ServerApp.root_dir={root}"]
     settings = work / "user-settings"
     for name, values in USER_SETTINGS.items():
         path = settings / name
@@ -171,7 +204,7 @@ def start_lab(
         "--ServerApp.port_retries=0",  # fail rather than move to another port
         f"--IdentityProvider.token={token}",
         "--allow-root",
-        f"--ServerApp.root_dir={root}",
+        *options,
         f"--LabApp.user_settings_dir={settings}",
         f"--LabApp.workspaces_dir={work / 'workspaces'}",
         "--LabApp.news_url=None",

@@ -425,3 +425,44 @@ def test_inspector_without_npm_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(kit.shutil, "which", lambda name: None)
     with pytest.raises(SystemExit, match="inspector needs npm"):
         kit.install_inspector(tmp_path / "ins")
+
+
+def test_doctor_cuts_a_long_flow_line_between_words(monkeypatch):
+    """The MRTR flow line shows the forecast cut between two words, never inside one (issue 19:
+    it cut the forecast at 50 characters, mid-word)."""
+    kit = load_kit(monkeypatch)
+    forecast = (
+        "Hello doctor! Weather now in Paris: 18 °C, light rain, wind from the west at 12 km/h."
+    )
+    detail = f"2 rounds over http://127.0.0.1:40123/mcp in 0.4 s, asked ['login']: {forecast}"
+    for width in range(40, len(detail) + 2):
+        shown = kit.clip(detail, width)
+        assert len(shown) <= width
+        if shown == detail:
+            continue
+        assert shown.endswith("…")
+        words = shown[:-1].split()
+        whole = detail.split()[: len(words)]
+        assert words[:-1] == whole[:-1], (width, shown)
+        assert words[-1] == whole[-1].rstrip(",;:"), (width, shown)  # a whole word, no comma
+    assert kit.clip("short", 120) == "short"
+
+
+def test_lab_serves_the_repository_and_opens_on_the_lessons(monkeypatch):
+    """``kit.py lab`` roots JupyterLab at the repository (so the lessons' ../docs/ and
+    ../README.md links open) with the file browser on notebooks/; the browser test
+    (tests/course/test_browser_links.py) starts its lab with the same ``lab_arguments``."""
+    kit = load_kit(monkeypatch)
+    ran = []
+
+    class Done:
+        returncode = 0
+
+    monkeypatch.setattr(kit.subprocess, "run", lambda command, **kw: ran.append(command) or Done())
+    assert kit.run_lab([]) == 0
+    [command] = ran
+    assert f"--ServerApp.root_dir={kit.ROOT}" in command
+    assert "--ContentsManager.preferred_dir=notebooks" in command
+    assert kit.lab_arguments() == [
+        a for a in command if a.startswith(("--ServerApp.root", "--Con"))
+    ]

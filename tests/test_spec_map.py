@@ -206,3 +206,26 @@ def test_every_id_the_docs_cite_is_in_the_map(defined):
 def test_every_id_code_comments_and_test_names_cite_is_in_the_map(defined):
     unknown = report(texts(CODE_FILES), defined)
     assert unknown == {}, f"IDs missing from docs/spec-map.md: {unknown}"
+
+
+# --- levels the map once got wrong --------------------------------------------------------------
+
+# The keyword each rule carries in the digest's checklist (copied here: tests must not read it).
+# CACHE-2 and CACHE-6 state facts with no keyword; HTTP-26's MUST binds "a client that still
+# wants the answer"; ELIC-14's MUST NOT is about forms, "use URL mode" has no keyword of its own;
+# ELIC-16 binds to the client and the user (MUST) and distrusts identity in the answers (MUST NOT).
+PINNED_LEVELS = {
+    "CACHE-2": ("note", ""),
+    "CACHE-6": ("note", ""),
+    "HTTP-26": ("MUST", "a client that still wants the answer"),
+    "ELIC-14": ("MUST NOT / SHOULD", "without a keyword of its own"),
+    "ELIC-16": ("MUST / MUST NOT", "asserted inside the answers"),
+}
+
+
+@pytest.mark.parametrize(("id_", "level", "words"), [(k, *v) for k, v in PINNED_LEVELS.items()])
+def test_the_map_gives_the_specifications_level(id_, level, words):
+    row = re.search(rf"^\| \*\*{id_}\*\* \| ([^|]+) \| ([^|]+) \|", SPEC_MAP.read_text(), re.M)
+    assert row, id_
+    assert row[1].strip() == level, f"{id_} is {row[1].strip()!r} in the map, {level!r} in the spec"
+    assert words in row[2], f"{id_}: the words should say {words!r}"

@@ -407,7 +407,7 @@ async def smoke():
         took = time.monotonic() - started
         ok = asked == ["login"] and "doctor" in text and len(client.trace) == 2
         rounds = len(client.trace)
-        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text[:50]}"
+        return ok, f"{rounds} rounds over {url} in {took:.1f} s, asked {asked}: {text}"
     finally:
         server.terminate()
         server.wait(10)
@@ -444,6 +444,18 @@ def _loopback() -> tuple[bool, str]:
         busy = sock.connect_ex(("127.0.0.1", 8888)) == 0
     lab = "in use (JupyterLab will pick the next free one)" if busy else "free"
     return True, f"bound 127.0.0.1:{port} (JupyterLab's usual port 8888: {lab})"
+
+
+def clip(text: str, width: int = 120) -> str:
+    """``text`` on one line of at most ``width`` characters, cut between words (never inside
+    one), with "…" where it was cut."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if text[width - 1] != " " and " " in head:  # the cut falls inside a word: drop that word
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:") + "…"
 
 
 def doctor(args: list[str]) -> int:
@@ -531,7 +543,7 @@ def doctor(args: list[str]) -> int:
     line(widgets["ok"], "widgets", shown, install)
     loopback_line()
     smoke = results.get("smoke", {"ok": False, "detail": probe.stderr.strip()[-300:]})
-    line(smoke["ok"], "MRTR flow", smoke["detail"], install)
+    line(smoke["ok"], "MRTR flow", clip(smoke["detail"]), install)
     if extras == LAB:
         print(f"  note  the test tools are not installed ({run_kit} test installs them)")
     return _verdict(problems)
@@ -549,16 +561,19 @@ def _verdict(problems: list[tuple[str, str]]) -> int:
 # -- lab, store ---------------------------------------------------------------------------------
 
 
-def run_lab(extra: list[str]) -> int:
-    # The file browser opens on notebooks/ (the lessons) and reaches the whole repository, so
-    # the course code a lesson shows (mrtr_kit/course/...) opens from it too, as on Binder.
-    command = [
-        str(BIN / "jupyter"),
-        "lab",
-        f"--ServerApp.root_dir={ROOT}",
+def lab_arguments(root: Path = ROOT) -> list[str]:
+    """Where JupyterLab serves from: the file browser opens on notebooks/ (the lessons) and
+    reaches the whole repository, so the lessons' links to ../docs/ and ../README.md and the
+    course code a lesson shows (mrtr_kit/course/...) open from it too, as on Binder. The
+    browser test (tests/course/test_browser_links.py) starts its lab with these."""
+    return [
+        f"--ServerApp.root_dir={root}",
         f"--ContentsManager.preferred_dir={NOTEBOOKS.relative_to(ROOT).as_posix()}",
-        *extra,
     ]
+
+
+def run_lab(extra: list[str]) -> int:
+    command = [str(BIN / "jupyter"), "lab", *lab_arguments(), *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
         command.append("--allow-root")  # containers often run as root; Jupyter refuses otherwise
     print("+", " ".join(command), flush=True)

@@ -242,3 +242,71 @@ def test_every_relative_link_of_the_instructors_pages_resolves(path):
             headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
             slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
             assert anchor in slugs, target
+
+
+# -- sections the instructors' pages name -------------------------------------------------------
+
+# "section 3, "Over HTTP, as a real form"" or "section 3 ("...")": a number and the heading's
+# words in double quotes (backticks after a section number quote code, as in the notes' "Section
+# 4, `book_table`'s rounds"). The lesson is the last one named before it (00, 01b, 04's,
+# `01-the-basic-flow.ipynb`), or, in a lesson's notes, that lesson.
+SECTION_REF = re.compile(r"\bsection (\d+)(?:, | \()[\"“]([^\"”]+)[\"”]", re.I)
+LESSON_ID = re.compile(r"(?<![\d.:/-])(0\d)(b?)(?=[-'’ ,.;)]|$)")
+PAGES = sorted(INSTRUCTORS.glob("*.md")) + sorted((INSTRUCTORS / "notes").glob("*.md"))
+# Pages for people setting up or checking a room: every section they name carries its title, so
+# a section that moves cannot leave a stale number behind (issue 19: setup.md and checklist.md).
+TITLED_ONLY = ["setup.md", "checklist.md"]
+
+
+def section_headings(lesson: str) -> dict[str, str]:
+    """``{"3": "Over HTTP, as a real form", ...}``: a lesson's numbered ``## N. Title``s."""
+    [path] = [p for p in NOTEBOOKS.glob(f"{lesson}-*.ipynb")]
+    found = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            for n, title in re.findall(r"^## (\d+)\. (.+?)\s*$", cell.source, flags=re.M):
+                found[n] = title
+    return found
+
+
+def section_refs(path: Path) -> list[tuple[str, str, str]]:
+    """(lesson, number, quoted title) for each section ``path`` names with its title."""
+    text = flat(path.read_text(encoding="utf-8"))
+    own = re.match(r"(0\db?)-", path.name) if path.parent.name == "notes" else None
+    refs = []
+    for m in SECTION_REF.finditer(text):
+        named = LESSON_ID.findall(text[max(0, m.start() - 300) : m.start()])
+        lesson = "".join(named[-1]) if named else (own[1] if own else None)
+        assert lesson, f"{path.name}: no lesson named before {m[0]!r}"
+        refs.append((lesson, m[1], m[2]))
+    return refs
+
+
+@pytest.mark.parametrize("path", PAGES, ids=ids)
+def test_every_section_the_instructors_name_with_its_title_exists_in_that_lesson(path):
+    for lesson, number, title in section_refs(path):
+        headings = section_headings(lesson)
+        assert headings.get(number) == title, (
+            f"{path.name}: {lesson}'s section {number} is {headings.get(number)!r}, "
+            f"not {title!r}; its sections: {headings}"
+        )
+
+
+@pytest.mark.parametrize("name", TITLED_ONLY)
+def test_the_setup_pages_give_every_section_they_name_its_title(name):
+    text = flat((INSTRUCTORS / name).read_text(encoding="utf-8"))
+    bare = [
+        m.group(0)
+        for m in re.finditer(r"\bsection \d+\b.{0,4}", text, flags=re.I)
+        if not SECTION_REF.match(text, m.start())
+    ]
+    assert bare == [], f"{name}: name the section's title in quotes: {bare}"
+    assert section_refs(INSTRUCTORS / name), name
+
+
+def test_a_section_reference_that_moved_is_caught(tmp_path):
+    """01's form is in section 3: the old "section 4 of 01" words, titled, would fail."""
+    page = tmp_path / "page.md"
+    page.write_text('Fill one form by hand (01\'s section 4, "Over HTTP, as a real form").\n')
+    [(lesson, number, title)] = section_refs(page)
+    assert lesson == "01" and section_headings(lesson).get(number) != title

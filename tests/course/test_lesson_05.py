@@ -149,6 +149,23 @@ def only_the_notebook():
     ]
 
 
+def host_flow_from(client):
+    """The whole proper flow, from a client that is not a host: one that declares no name (a
+    script posting JSON), or another of the kit's own clients (issue 19: any client not
+    mrtr-kit-client counted as a host)."""
+    return [ServerRound(**{**r.__dict__, "client": client}) for r in host_flow()]
+
+
+def host_flow_on(tool):
+    """The whole proper flow, on a tool the lesson did not ask for."""
+    return [ServerRound(**{**r.__dict__, "target": tool}) for r in host_flow()]
+
+
+def decline_only():
+    """Declined at once: the host never submitted the form."""
+    return [asks(1), rnd(2, answers={"details": "decline"}, state="verified")]
+
+
 def same_id_retry():
     return [asks(1), rnd(1, answers={"details": "decline"}, state="verified")]
 
@@ -171,15 +188,31 @@ def state_refused():
 @pytest.mark.parametrize(
     ("rounds", "message"),
     [
-        ([], "no rounds from a host yet"),
-        (only_the_notebook(), "no rounds from a host yet"),
+        ([], "no book_table rounds from a host yet"),
+        (only_the_notebook(), "no book_table rounds from a host yet"),
+        (host_flow_from(None), "no book_table rounds from a host yet"),
+        (host_flow_from("mrtr-kit-legacy-client"), "no book_table rounds from a host yet"),
+        (host_flow_on("order_pizza"), "no book_table rounds from a host yet"),
+        (decline_only(), "has not submitted a form yet"),
         (host_flow(decline=False), "now call book_table again and press Decline"),
         (same_id_retry(), "no retry answered a form yet"),
         (key_not_answered(), "no retry answered a form yet"),
         (state_dropped(), "no retry answered a form yet"),
         (state_refused(), "had its requestState refused (bad tag)"),
     ],
-    ids=["nothing", "notebook only", "no decline", "same id", "wrong key", "no state", "forged"],
+    ids=[
+        "nothing",
+        "notebook only",
+        "a script with no name",
+        "another kit client",
+        "another tool",
+        "decline only",
+        "no decline",
+        "same id",
+        "wrong key",
+        "no state",
+        "forged",
+    ],
 )
 def test_plausible_wrong_flows_are_named(rounds, message):
     verdict = check_host_flow(rounds)
@@ -230,4 +263,4 @@ def test_the_stored_run_shows_a_real_two_round_server_trace_with_the_state_verif
 
 def test_the_stored_checkpoint_says_honestly_that_no_host_has_called_yet():
     verdict = output_of("check_host_flow(server.trace)")
-    assert verdict.startswith("✘ Not yet: no rounds from a host yet")
+    assert verdict.startswith("✘ Not yet: no book_table rounds from a host yet")

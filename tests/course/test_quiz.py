@@ -44,6 +44,12 @@ def test_each_quiz_belongs_to_a_lesson_and_has_its_size(key):
     assert low <= len(qz.questions) <= high, key
 
 
+def test_lessons_04_and_05_check_each_main_section():
+    """04: one quiz before the port (section 2, the checklist); 05: after section 1 (the
+    hosts) and section 3 (the server's view)."""
+    assert {"04.2", "05.1", "05.3"} <= set(QUIZZES)
+
+
 def test_an_unknown_quiz_is_a_key_error():
     with pytest.raises(KeyError, match="no quiz for lesson '09'"):
         quiz("09")

@@ -25,6 +25,10 @@ from mrtr_kit.course.plain.server_trace import ServerStep, Source, load, server_
 from mrtr_kit.server.rounds import ServerRound
 
 NOTEBOOK_CLIENT = "mrtr-kit-client"  # the clientInfo.name the kit's own client declares
+# The kit's own clients all declare a name starting so (mrtr-kit-client, -legacy-client, ...):
+# none of them is a host. Nor is a client that declares no name (a script posting JSON).
+KIT_CLIENTS = "mrtr-kit"
+TOOL = "book_table"  # the tool the lesson asks the learner to call in the host
 INSPECTOR_HINT = (
     "start Inspector with the command above, call book_table in its Tools tab, answer the "
     "form, call it again and decline, then re-run this cell"
@@ -104,19 +108,27 @@ def _good_retries(steps: Iterable[ServerStep]) -> list[ServerStep]:
     ]
 
 
+def is_host(client: str | None, own: str = NOTEBOOK_CLIENT) -> bool:
+    """A host declares a name of its own: not ``own``, not one of the kit's clients, not none."""
+    return bool(client) and client != own and not str(client).startswith(KIT_CLIENTS)
+
+
 def check_host_flow(
     source: Source | Iterable[ServerRound], own: str = NOTEBOOK_CLIENT
 ) -> Checkpoint:
-    """From the server's trace: a host (any client but ``own``) answered a form in a proper
-    retry, and declined once. Says what is missing first."""
+    """From the server's trace: one host (a client that names itself, and is not one of the
+    kit's) called ``book_table``, answered its form in a proper retry, and declined once. Says
+    what is missing first."""
     rounds = load(source) if isinstance(source, str | Path) else list(source)
-    steps, _ = server_steps(r for r in rounds if r.client != own)
-    if not steps:
+    hosts = [r for r in rounds if is_host(r.client, own) and r.target == TOOL]
+    if not hosts:
         return Checkpoint(
             "not yet",
-            f"no rounds from a host yet, only this notebook's client's: {INSPECTOR_HINT}.",
+            f"no {TOOL} rounds from a host yet (only from the kit's own clients, or from "
+            f"clients that declare no name): {INSPECTOR_HINT}.",
         )
-    host = steps[-1].round.client or "a client with no name"
+    host = hosts[-1].client
+    steps, _ = server_steps(r for r in hosts if r.client == host)
     refused = [s for s in steps if s.round.state == "refused"]
     if refused:
         return Checkpoint(
@@ -131,6 +143,13 @@ def check_host_flow(
             f"{host} called, but no retry answered a form yet: answer the form in its dialog.",
         )
     declined = [s for s in good if "decline" in s.round.answers.values()]
+    accepted = [s for s in good if "accept" in s.round.answers.values()]
+    if not accepted:
+        return Checkpoint(
+            "not yet",
+            f"{host} has not submitted a form yet: call {TOOL} again, fill in its form and "
+            "submit it.",
+        )
     if not declined:
         return Checkpoint(
             "not yet",
