@@ -471,7 +471,18 @@ def _forged(state: str) -> str | None:
     return prefix + b64url(claims.replace('"people":4', '"people":99').encode())
 
 
-async def _check_mrtr(app: Any) -> str:
+def _twin(path: Path, keys: KeyRing) -> Any:
+    """A second instance of the server in ``path``: a freshly loaded module (none of the first
+    instance's memory) given the same keys; None if its ``build_server`` takes no keys (it
+    would make its own, which the fleet item reports)."""
+    build = getattr(load_module(path), "build_server", None)
+    if not callable(build) or not takes_keys(build):
+        return None
+    return create_app(build(state_keys=keys))
+
+
+async def _check_mrtr(app: Any, twin: Any = None) -> str:
+    """``twin``: a second instance of the same server (``_twin``), for round 3 of book_table."""
     raw = _Raw(app)
     state_log = logging.getLogger("mrtr_kit.state")
     level = state_log.level
@@ -514,6 +525,22 @@ async def _check_mrtr(app: Any) -> str:
                 "number of people kept? In the sealed state, not in memory (MIG-2)"
             )
         time_key = next(iter(second.get("inputRequests") or {}), "time")
+        at_seven = {time_key: {"action": "accept", "content": {"time": "19:00"}}}
+        third: dict[str, Any] = {}
+        if twin is not None:
+            other = _Raw(twin)
+            try:
+                third = await other.call(
+                    "book_table", TABLE, requestState=state, inputResponses=at_seven
+                )
+            finally:
+                await other.aclose()
+        if twin is not None and _text(third.get("result") or {}) != table_text(4, "19:00"):
+            raise _Fail(
+                "round 3 of book_table, sent to a second instance of your server (same keys, "
+                f"its own memory), got {_outcome(third)}, not the booking: where is the number "
+                "of people kept? In the sealed state, not in memory (MIG-2)"
+            )
         tampered = await raw.call(
             "book_table",
             TABLE,
@@ -540,7 +567,8 @@ async def _check_mrtr(app: Any) -> str:
         await raw.aclose()
     return (
         "resultType present; unknown answers ignored (MRTR-E3); a missing answer asked again "
-        "(MRTR-E4); a malformed one refused (MRTR-E1); a tampered requestState refused (MRTR-S4a)."
+        "(MRTR-E4); a malformed one refused (MRTR-E1); round 3 served by a second instance "
+        "(MIG-2); a tampered requestState refused (MRTR-S4a)."
     )
 
 
@@ -638,7 +666,7 @@ async def _check_official(path: Path, suite_dir: Path) -> Item:
     return Item(title, "pass", why)
 
 
-CHECKS: list[tuple[str, Callable[[Any], Any]]] = [
+CHECKS: list[tuple[str, Callable[..., Any]]] = [
     ("2. tools/list", _check_tools),
     ("3. order_pizza", _check_pizza),
     ("4. book_table", _check_table),
@@ -680,7 +708,8 @@ async def _gate(
     not_run = "not checked until item 1 passes"
     try:
         # One ring for this run's in-kernel checks; the fleet gets its own shared key.
-        server = build_from(path, KeyRing.generate())
+        keys = KeyRing.generate()
+        server = build_from(path, keys)
     except Exception as exc:  # the learner's file: any error is a finding, not a crash
         report.items.append(Item(TITLES[0], "fail", f"build_server() raised {exc!r}"))
         server = None
@@ -704,7 +733,11 @@ async def _gate(
     app = create_app(server)
     for title, check in CHECKS:
         try:
-            report.items.append(Item(title, "pass", await check(app)))
+            if check is _check_mrtr:  # round 3 goes to a second instance: its own memory
+                twin = _twin(path, keys)
+                report.items.append(Item(title, "pass", await _check_mrtr(app, twin)))
+            else:
+                report.items.append(Item(title, "pass", await check(app)))
         except _Fail as failure:
             report.items.append(Item(title, "fail", str(failure)))
     if fleet:
