@@ -219,3 +219,24 @@ def test_mrtr_e3_a_tool_may_name_keys_it_reads_without_state_and_gets_only_those
     answers = {"name": accept(name="Ann"), "confirm": accept(ok=True)}
     run(server, request("tools/call", {"name": "greet", "inputResponses": answers}))
     assert seen == [{"name"}]
+
+
+def test_cache_3_a_retry_is_a_retry_even_when_the_handler_kept_nothing_and_got_no_answer():
+    """CACHE-3 (KIT): a resources/read that completes on a retry is never cacheable. The
+    retry here carries only the state the core minted (the handler kept none, the client sent
+    no answer), and ``ctx.is_retry`` still says so."""
+    server = McpServer("docs", state_keys=KeyRing.generate())
+
+    @server.resource("docs://terms", name="terms", ttl_ms=60_000, cache_scope="public")
+    def terms(ctx):
+        if not ctx.is_retry:
+            return ctx.input_required({"ok": elicit_form("Read the terms?", OK)})
+        return "the terms"
+
+    first = result(
+        run(server, request("resources/read", {"uri": "docs://terms"}, capabilities=FORM))
+    )
+    retry = {"uri": "docs://terms", "requestState": first["requestState"]}
+    done = result(run(server, request("resources/read", retry, capabilities=FORM)))
+    assert done["contents"][0]["text"] == "the terms"
+    assert (done["ttlMs"], done["cacheScope"]) == (0, "private")
