@@ -79,15 +79,30 @@ def payload_field(token: str) -> int:
 
 def read_payload(token: str) -> dict[str, Any]:
     """The claims inside a plain1 or hmac1 token, read with no key: base64url, then JSON."""
+    fields = token.split(".")
+    index = payload_field(token)
+    if len(fields) <= index:
+        raise ValueError(f"a {fields[0]} token has more fields: this one has {len(fields)}")
     try:
-        claims: dict[str, Any] = json.loads(unb64url(token.split(".")[payload_field(token)]))
+        claims = json.loads(unb64url(fields[index]))
     except InvalidState as exc:
         raise ValueError(f"the payload is not base64url: {exc.reason}") from None
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        raise ValueError(f"the payload is not JSON ({exc})") from None
+    if not isinstance(claims, dict):
+        raise ValueError(f"the payload is JSON but not an object: {type(claims).__name__}")
     return claims
 
 
 def show_claims(token: str) -> None:
-    print(json.dumps(read_payload(token), indent=2, ensure_ascii=False))
+    """Print the claims as indented JSON, or, for a token that has none to read (encrypted,
+    broken), one line saying why: what is wrong matters here, not a traceback."""
+    try:
+        claims = read_payload(token)
+    except ValueError as exc:
+        print(f"cannot read this state: {exc}")
+        return
+    print(json.dumps(claims, indent=2, ensure_ascii=False))
 
 
 def tamper(token: str, **changes: Any) -> str:
@@ -304,8 +319,8 @@ async def other_server(lab: RefundLab) -> Verdict:
 
 
 async def twice(lab: RefundLab) -> Verdict:
-    """Section 7. Changes nothing: alice sends her own approval a second time. Refused by: the
-    ledger, which spends the state's ``jti`` in ``McpServer._call`` (the handler's
+    """Lesson 02b, section 2. Changes nothing: alice sends her own approval a second time.
+    Refused by: the ledger, which spends the state's ``jti`` in ``McpServer._call`` (the handler's
     ``redeem_once``), "already redeemed". Rule: MRTR-S5d."""
     approval = await lab.approval("alice", ORDER)
     await redeem(lab, approval)
@@ -314,9 +329,10 @@ async def twice(lab: RefundLab) -> Verdict:
 
 
 async def second_approval(lab: RefundLab) -> Verdict:
-    """Section 7a. Changes nothing: alice gets two approvals of one order, both before either
-    is paid, and sends both. Each is a new state, so no state check sees it. Stopped by: the
-    idempotency key on the order (``RefundDesk.pay_once``), the shop's own rule, no rule ID."""
+    """Lesson 02b, section 2b. Changes nothing: alice gets two approvals of one order, both
+    before either is paid, and sends both. Each is a new state, so no state check sees it.
+    Stopped by: the idempotency key on the order (``RefundDesk.pay_once``), the shop's own
+    rule, no rule ID."""
     first, second_one = [await lab.approval("alice", ORDER) for _ in range(2)]
     await redeem(lab, first)
     stopped, second = (await redeem(lab, second_one)).outcome
@@ -336,9 +352,12 @@ ATTACKS: dict[str, Attack] = {
     "for another order (5b)": other_request,
     "two hours later (5c)": expired,
     "issued by staging, same key (5d)": other_server,
-    "the same state twice (section 7)": twice,
-    "a second approval, same order (7a)": second_approval,
+    "the same state twice (02b: 2)": twice,
+    "a second approval, same order (02b: 2b)": second_approval,
 }
+DOUBLE_SPENDS = (twice, second_approval)  # lesson 02b's; the others are lesson 02's
+ATTACKS_02 = {name: attack for name, attack in ATTACKS.items() if attack not in DOUBLE_SPENDS}
+ATTACKS_02B = {name: attack for name, attack in ATTACKS.items() if attack in DOUBLE_SPENDS}
 
 # -- 4. the scoreboard: every attack against every server ---------------------------------------
 
@@ -348,6 +367,12 @@ SERVERS: dict[str, dict[str, Any]] = {  # RefundLab.build's arguments for each c
     "hmac": {"codec": "hmac"},
     "aead": {"codec": "aead"},
     "aead + ledger + one per order": {"codec": "aead", "ledger": "memory", "one_per_order": True},
+}
+SERVERS_02 = {name: spec for name, spec in SERVERS.items() if "ledger" not in spec}
+SERVERS_02B = {
+    "hmac": {"codec": "hmac"},
+    "hmac + ledger": {"codec": "hmac", "ledger": "memory"},
+    "hmac + ledger + one per order": {"codec": "hmac", "ledger": "memory", "one_per_order": True},
 }
 
 

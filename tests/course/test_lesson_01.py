@@ -264,34 +264,6 @@ def _figures(path):
     return read, int(ex[1]) if ex else 0, teach
 
 
-@pytest.mark.parametrize("path", TIMED, ids=lambda p: p.stem)
-def test_the_headers_times_come_from_the_reading_time_script(path):
-    """Issue: "count cells and measure a scripted read-through". The exercise minutes are the
-    sum of the exercise headings exactly; reading and teaching are the script's estimate from
-    the stored notebook, within a margin for outputs that change when the notebook is stored
-    again (the script's run time, with --run, is at most a minute more)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import reading_time
-
-    measured = reading_time.read(path)
-    read, ex, teach = _figures(path)
-    assert ex == measured.exercise_minutes
-    assert abs(read - measured.read_minutes) <= 3, (read, measured.read_minutes)
-    assert abs(teach - measured.teach_minutes) <= 3, (teach, measured.teach_minutes)
-
-
-def test_the_core_path_through_00_and_01_takes_45_minutes_at_most_with_its_exercise():
-    """Issue: "a learner's path through 00/01's core in <= 45 minutes". Reading and trying by the
-    script's rates, plus the exercises' own minutes (their headings): the issue's baseline
-    ("closer to 70") counted the exercises too. Both the script's figure and the headers'."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import reading_time
-
-    measured = [reading_time.read(p) for p in (WHY, NOTEBOOK)]
-    assert sum(r.read_minutes + r.exercise_minutes for r in measured) <= 45
-    assert sum(_figures(p)[0] + _figures(p)[1] for p in (WHY, NOTEBOOK)) <= 45
-
-
 @pytest.mark.parametrize(
     ("path", "next_links"),
     [

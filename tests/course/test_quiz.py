@@ -27,13 +27,50 @@ ALL_QUESTIONS = [
 CITED = re.compile(r"\b[A-Z]+-[A-Z]?\d+[a-z]?\b|\(KIT\)")
 
 
-def test_every_lesson_has_a_quiz_of_three_to_five_questions():
-    assert sorted(QUIZZES) == ["00", "01", "02", "03"]
-    for lesson, qz in QUIZZES.items():
-        assert qz.lesson == lesson
-        assert 3 <= len(qz.questions) <= 5, lesson
+def lesson_of(path: Path) -> str:
+    """A notebook's lesson id: the part of its name before the first '-' ("02b")."""
+    return path.name.split("-", 1)[0]
+
+
+NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob("[0-9][0-9]*-*.ipynb"))
+
+
+@pytest.mark.parametrize("key", sorted(QUIZZES))
+def test_each_quiz_belongs_to_a_lesson_and_has_its_size(key):
+    """A quiz at a lesson's end has 3 to 5 questions; one after a section, 2 or 3 (issue 19)."""
+    qz = QUIZZES[key]
+    assert qz.key == key and qz.lesson in NOTEBOOK_LESSONS, key
+    low, high = (2, 3) if qz.section else (3, 5)
+    assert low <= len(qz.questions) <= high, key
+
+
+def test_an_unknown_quiz_is_a_key_error():
     with pytest.raises(KeyError, match="no quiz for lesson '09'"):
         quiz("09")
+
+
+PREDICT = [
+    pytest.param(key, n, q, id=f"{key}-q{n}")
+    for key, qz in sorted(QUIZZES.items())
+    for n, q in enumerate(qz.questions, 1)
+    if q.ask.startswith("Predict the output")
+]
+
+
+@pytest.mark.parametrize(("key", "n", "question"), PREDICT)
+def test_a_predict_the_output_answer_is_what_its_code_prints(
+    key, n, question, tmp_path, capsys, monkeypatch
+):
+    """The right option is the code's output, computed here by running the code shown: its
+    lines joined by " · " (each may be in backticks). So the answer cannot drift from Python."""
+    monkeypatch.chdir(tmp_path)  # code that writes a file writes it here
+    exec(compile(question.code, f"<quiz {key} q{n}>", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    right = question.options[question.answer].text.replace("`", "")
+    assert right == " · ".join(printed)
+    for option in question.options:
+        if not option.right:
+            assert option.text != question.options[question.answer].text
 
 
 @pytest.mark.parametrize(("lesson", "n", "question"), ALL_QUESTIONS)
@@ -135,21 +172,42 @@ def test_quiz_text_is_escaped_and_backticks_become_code():
 
 
 def test_the_view_is_built_from_the_data_only():
-    qz = quiz("02")
+    qz = quiz("02b.2")
     view = QuizView(qz)
     assert [len(q.buttons) for q in view.questions] == [len(q.options) for q in qz.questions]
-    assert [b.description for b in view.questions[1].buttons] == ["a", "b", "c", "d"]
-    assert "mrtr-quiz-02" in view.widget._dom_classes
+    assert [b.description for b in view.questions[0].buttons] == ["a", "b", "c", "d"]
+    assert "mrtr-quiz-02b-2" in view.widget._dom_classes
+
+
+def quiz_calls(path: Path) -> list[str]:
+    """The keys a notebook's code cells pass to show_quiz, in order."""
+    cells = json.loads(path.read_text())["cells"]
+    return [
+        m.group(1)
+        for c in cells
+        if c["cell_type"] == "code"
+        for m in re.finditer(r"show_quiz\(\"([^\"]+)\"\)", "".join(c["source"]))
+    ]
 
 
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
-    """A notebook that has a quiz cell calls show_quiz with its own number (KIT layout)."""
+    """A notebook's quiz cells call show_quiz with keys of its own lesson ("02b" or "02b.1"),
+    each once (KIT layout)."""
     for path in sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")):
-        cells = json.loads(path.read_text())["cells"]
-        calls = [
-            m.group(1)
-            for c in cells
-            if c["cell_type"] == "code"
-            for m in re.finditer(r"show_quiz\(\"(\d\d)\"\)", "".join(c["source"]))
-        ]
-        assert calls in ([], [path.name[:2]]), path.name
+        calls = quiz_calls(path)
+        assert len(calls) == len(set(calls)), path.name
+        for key in calls:
+            assert key.split(".")[0] == lesson_of(path), (path.name, key)
+            assert key in QUIZZES, (path.name, key)
+
+
+@pytest.mark.parametrize("lesson", NOTEBOOK_LESSONS)
+def test_every_lesson_has_quizzes(lesson):
+    """Issue 19: quizzes after each main section of every lesson, 01b's too."""
+    assert any(qz.lesson == lesson for qz in QUIZZES.values()), lesson
+
+
+def test_every_quiz_is_shown_by_its_lesson():
+    """No quiz is written and then left out of its notebook."""
+    shown = {key for path in LESSONS.glob("[0-9][0-9]*-*.ipynb") for key in quiz_calls(path)}
+    assert set(QUIZZES) <= shown, set(QUIZZES) - shown

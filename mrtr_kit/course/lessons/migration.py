@@ -8,6 +8,7 @@ The notebook calls these; the tests call the same ones.
 * the MRTR side of the fleet: ``mrtr_trip`` (one call, round by round, with the instance that
   served each round) and ``run_flows`` (many calls at once, counted);
 * the traps of porting, run in this process: ``run_trap``;
+* the capability gate the learner writes (``guided_walk`` calls it) and its checkpoint;
 * the exercises: the legacy tools to port (``pick_seat_legacy``, ``rent_bike_legacy``,
   ``open_ticket_legacy``), what they need, and one checkpoint each.
 """
@@ -15,9 +16,14 @@ The notebook calls these; the tests call the same ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import html
 import inspect
+import json
+import sys
 import textwrap
+import types
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,9 +41,15 @@ from mrtr_kit.course.legacy import (
     format_trace,
 )
 from mrtr_kit.course.lessons.checkpoints import Checkpoint
+from mrtr_kit.course.plain.trace_view import wire_json
 from mrtr_kit.protocol.elicitation import validate_content
-from mrtr_kit.protocol.errors import McpError
-from mrtr_kit.protocol.models import ElicitRequest, ElicitRequestFormParams, ElicitResult
+from mrtr_kit.protocol.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
+from mrtr_kit.protocol.models import (
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+)
 from mrtr_kit.server import KeyRing, McpServer, RequestContext
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
@@ -328,7 +340,78 @@ async def run_trap(name: str) -> TrapRun:
     return TrapRun(name, asked, outcome, desk)
 
 
-# -- exercise 1: a one-question tool ---------------------------------------------------------------
+# -- the capability gate (exercise 1) --------------------------------------------------------------
+
+FORMS_NEEDED: dict[str, Any] = {"elicitation": {"form": {}}}  # requiredCapabilities (ERR-1)
+WALK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"town": {"type": "string", "minLength": 1}},
+    "required": ["town"],
+}
+PEOPLE_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"people": {"type": "integer", "title": "People", "minimum": 1, "maximum": 12}},
+    "required": ["people"],
+}
+
+
+def walk_text(town: str, day: str, people: int) -> str:
+    return f"Guided walk in {town} on {day} for {people}."
+
+
+def make_guided_walk(require_forms: Callable[[RequestContext], None]) -> Any:
+    """``guided_walk(town)`` asks the day, then how many people; ``require_forms(ctx)``, the
+    capability gate, runs first on every round, before anything is asked (CAP-2, CAP-4)."""
+
+    def guided_walk(ctx: RequestContext) -> Any:
+        require_forms(ctx)
+        town = ctx.arguments["town"]
+        state = ctx.state or {}
+        if "day" not in state:
+            day = ctx.elicitation("day")
+            if day is None:
+                return ctx.input_required({"day": elicit_form(f"Which day in {town}?", DAY_FORM)})
+            if day.action != "accept":
+                return f"No walk booked in {town}."
+            state = {"day": str((day.content or {})["day"])}
+        people = ctx.elicitation("people")
+        if people is None:
+            ask = elicit_form(f"How many people on {state['day']}?", PEOPLE_FORM)
+            return ctx.input_required({"people": ask}, state)
+        if people.action != "accept":
+            return f"No walk booked in {town}."
+        return walk_text(town, state["day"], int((people.content or {})["people"]))
+
+    return guided_walk
+
+
+@dataclass
+class Wire:
+    """One request and the answer it got, as they went over HTTP."""
+
+    request: dict[str, Any]
+    status: int | None
+    response: dict[str, Any] | None
+
+    def __repr__(self) -> str:
+        return (
+            f"request:\n{wire_json(self.request)}\n\n"
+            f"answer: HTTP {self.status}\n{wire_json(self.response)}"
+        )
+
+
+async def without_forms(arguments: dict[str, Any] | None = None) -> Wire:
+    """``plan_trip`` called by a client that declares no capabilities: the request, then the
+    server's answer (the kit's port of plan_trip gates on this request's capabilities)."""
+    app = create_app(trip_planner.build_server())
+    async with McpClient.for_app(app) as client:  # no answer handlers: clientCapabilities {}
+        with contextlib.suppress(McpRemoteError):  # the error is what this shows
+            await client.call_tool("plan_trip", arguments or {"city": "Lisbon"})
+        record = client.trace[-1]
+    return Wire(record.request, record.http_status, record.response)
+
+
+# -- exercise 2: a one-question tool ---------------------------------------------------------------
 
 SEATS = {"window": "12A", "aisle": "12C"}
 SEAT_FORM: dict[str, Any] = {
@@ -363,7 +446,7 @@ async def pick_seat_legacy(ctx: LegacyToolContext) -> str:
     return seat_text(flight, str((answer.content or {})["seat"]))
 
 
-# -- exercise 2: carry the first answer ------------------------------------------------------------
+# -- exercise 3: carry the first answer ------------------------------------------------------------
 
 DAY_FORM: dict[str, Any] = {
     "type": "object",
@@ -406,7 +489,7 @@ async def rent_bike_legacy(ctx: LegacyToolContext) -> str:
     return bike_text(shop, when, int((hours.content or {})["hours"]))
 
 
-# -- exercise 3: one side effect -------------------------------------------------------------------
+# -- exercise 4: one side effect -------------------------------------------------------------------
 
 SEVERITY_FORM: dict[str, Any] = {
     "type": "object",
@@ -454,13 +537,79 @@ async def open_ticket_legacy(ctx: LegacyToolContext, tracker: Tracker) -> str:
 # -- checkpoints -----------------------------------------------------------------------------------
 
 
+def _names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` (and the functions nested in it) may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _from_another_module(name: str, value: Any, own: dict[str, Any]) -> bool:
+    """Whether ``value`` is something imported (a form schema, say), not the learner's own."""
+    return any(
+        getattr(module, "__dict__", own) is not own and vars(module).get(name) is value
+        for module in list(sys.modules.values())
+    )
+
+
+class FreshInstances:
+    """Runs ``fn`` as newly started server processes would, one per ``new()``.
+
+    The dicts, lists and sets ``fn`` reads from its own module (and its mutable defaults) start
+    every instance as they were when this object was made, like a fresh import: what a handler
+    kept in memory between rounds is gone, as when the balancer sends the next round to another
+    instance. Containers imported from other modules (the lesson's forms) are left alone.
+    ``memory`` names the containers a run changed: memory kept in the process.
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.snapshot: dict[str, Any] = {}
+        self._instances: list[dict[str, Any]] = []
+        if not isinstance(fn, types.FunctionType):
+            return
+        own = fn.__globals__
+        for name in sorted(_names(fn.__code__)):
+            value = own.get(name)
+            if isinstance(value, dict | list | set) and not _from_another_module(name, value, own):
+                try:
+                    self.snapshot[name] = copy.deepcopy(value)
+                except Exception:  # a container that cannot be copied stays shared
+                    continue
+
+    def new(self) -> Any:
+        fn = self.fn
+        if not isinstance(fn, types.FunctionType):
+            return fn
+        fresh = copy.deepcopy(self.snapshot)
+        self._instances.append(fresh)
+        defaults = copy.deepcopy(fn.__defaults__)
+        run = types.FunctionType(
+            fn.__code__, {**fn.__globals__, **fresh}, fn.__name__, defaults, fn.__closure__
+        )
+        run.__kwdefaults__ = fn.__kwdefaults__
+        return run
+
+    @property
+    def memory(self) -> list[str]:
+        return [
+            name
+            for name, start in self.snapshot.items()
+            if any(instance[name] != start for instance in self._instances)
+        ]
+
+
 class _LearnerCode:
     """Runs the learner's handler inside a real server, keeping its exceptions for the report
     (the server would otherwise turn them into an internal error and log a traceback)."""
 
-    def __init__(self, handler: Callable[..., Any], *extra: Any) -> None:
+    def __init__(self, handler: Callable[..., Any], *extra: Any, fresh: bool = False) -> None:
         self.handler = handler
         self.extra = extra
+        self.instances = FreshInstances(handler) if fresh else None  # a new one each run
+        self.states: list[dict[str, Any] | None] = []  # the verified state of each run
         self.error: BaseException | None = None
         self.error_case: str | None = None  # the case the checkpoint was running then
         self.case: str | None = None  # set by the checkpoint before each call
@@ -468,8 +617,10 @@ class _LearnerCode:
 
     async def __call__(self, ctx: RequestContext) -> Any:
         self.runs += 1
+        self.states.append(ctx.state)
+        handler = self.instances.new() if self.instances else self.handler
         try:
-            outcome = self.handler(ctx, *self.extra)
+            outcome = handler(ctx, *self.extra)
             return await outcome if inspect.isawaitable(outcome) else outcome
         except McpError:  # a protocol error the handler means to send, e.g. -32021
             raise
@@ -495,10 +646,21 @@ class _LearnerCode:
         return Checkpoint("not yet", raised)
 
 
-def _app(name: str, code: _LearnerCode, schema: dict[str, Any]) -> Any:
-    server = McpServer("lesson-03-checkpoint", state_keys=KeyRing.generate())
+def _app(name: str, code: Any, schema: dict[str, Any], keys: KeyRing | None = None) -> Any:
+    server = McpServer("lesson-03-checkpoint", state_keys=keys or KeyRing.generate())
     server.tool(name, description="The learner's port.", input_schema=schema)(code)
     return create_app(server)
+
+
+def _instance_per_request(name: str, code: _LearnerCode, schema: dict[str, Any]) -> Any:
+    """An ASGI app that serves every request on a newly built server sharing one state key:
+    a fleet where each round lands on another instance, as behind round robin."""
+    keys = KeyRing.generate()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await _app(name, code, schema, keys)(scope, receive, send)
+
+    return app
 
 
 def scripted_user(**content: Any) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
@@ -526,7 +688,7 @@ def _text(result: dict[str, Any]) -> str:
 
 
 async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpoint:
-    """Exercise 1: ``pick_seat`` asks ``seat`` with ``ask_seat`` and answers like the original."""
+    """Exercise 2: ``pick_seat`` asks ``seat`` with ``ask_seat`` and answers like the original."""
     code = _LearnerCode(pick_seat)
     app = _app("pick_seat", code, FLIGHT_SCHEMA)
     flight = {"flight": "LX 123"}
@@ -591,10 +753,16 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
     )
 
 
+def _holds(state: dict[str, Any] | None, value: str) -> bool:
+    return value in json.dumps(state or {})
+
+
 async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpoint:
-    """Exercise 2: ``rent_bike`` asks the day, then the hours, and remembers the day."""
-    code = _LearnerCode(rent_bike)
-    app = _app("rent_bike", code, BIKE_SCHEMA)
+    """Exercise 3: ``rent_bike`` asks the day, then the hours, and remembers the day in
+    ``requestState``. Every round runs on a fresh server instance (module-level dicts empty),
+    so a day kept in the process's memory is gone by round 3, as behind round robin."""
+    code = _LearnerCode(rent_bike, fresh=True)
+    app = _instance_per_request("rent_bike", code, BIKE_SCHEMA)
     answers = scripted_user(day="2026-09-02", hours=3)
     code.case = "accepted answers (day, then hours)"
     async with McpClient.for_app(app, elicitation=answers, max_rounds=5) as client:
@@ -608,8 +776,21 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
         ]
     if problem := code.problem("rent_bike"):
         return problem
+    memory = code.instances.memory if code.instances else []
+    in_memory = (
+        f"the day was kept in this process's memory ({', '.join(memory)}), not in requestState"
+        if memory
+        else "the day was kept in this process's memory, not in requestState"
+    )
     if result is None:
         flat = " | ".join(", ".join(keys) for keys in asked)
+        if memory:
+            return Checkpoint(
+                "not yet",
+                f"{in_memory}. Each round here runs on a fresh instance, as behind round robin, "
+                f"where that memory does not hold it; asked per round: {flat}. Carry the day in "
+                "the state: ctx.input_required(requests, state).",
+            )
         return Checkpoint(
             "not yet",
             f"the call never finished; asked per round: {flat}. The day answered in round 2 is "
@@ -620,6 +801,14 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
         return Checkpoint("not yet", f"got {_text(result)!r}, want {want!r}")
     if asked[:2] != [["day"], ["hours"]] or len(asked) != 3:
         return Checkpoint("not yet", f"expected rounds asking day, then hours, then done: {asked}")
+    if not _holds(code.states[-1], "2026-09-02"):
+        # Right text, but the last round's verified state lacks the day: it came from elsewhere.
+        return Checkpoint(
+            "not yet",
+            f"{in_memory}: the last round's requestState does not hold it, so another instance "
+            "could not finish this call. Put the day into the state you return with the "
+            "second question.",
+        )
     code.case = "decline"
     async with McpClient.for_app(app, elicitation=_decline) as client:
         declined = _text(await client.call_tool("rent_bike", {"shop": "Velo"}))
@@ -628,12 +817,14 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
     if declined != "No bike booked.":
         return Checkpoint("not yet", f"after a decline: got {declined!r}, want 'No bike booked.'")
     return Checkpoint(
-        "passed", "day, then hours, then the booking, in 3 rounds: the day rode along in the state."
+        "passed",
+        "day, then hours, then the booking, in 3 rounds, each on a fresh instance: the day "
+        "rode along in the state.",
     )
 
 
 async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any]) -> Checkpoint:
-    """Exercise 3: ``open_ticket`` files exactly one ticket per completed call, none otherwise."""
+    """Exercise 4: ``open_ticket`` files exactly one ticket per completed call, none otherwise."""
     tracker = Tracker()
     code = _LearnerCode(open_ticket, tracker)
     app = _app("open_ticket", code, TICKET_SCHEMA)
@@ -665,4 +856,147 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
     return Checkpoint(
         "passed",
         f"{code.runs} runs of the handler, one ticket, no stray drafts; a decline files nothing.",
+    )
+
+
+# -- the capability gate's checkpoint --------------------------------------------------------------
+
+
+@dataclass
+class _GateWatch:
+    """Calls the learner's gate for ``guided_walk`` and notes, per run, whether this request
+    declared form elicitation and what the gate raised. The kit's core gates every
+    input_required itself (MRTR-S7), so the wire alone cannot show a gate that lets a request
+    through; this record can."""
+
+    gate: Callable[[RequestContext], Any]
+    runs: list[tuple[bool, BaseException | None]] = field(default_factory=list)
+
+    def __call__(self, ctx: RequestContext) -> None:
+        declared = ctx.capabilities.supports_elicitation("form")
+        try:
+            self.gate(ctx)
+        except McpError as exc:  # a refusal: the server sends it as it is
+            self.runs.append((declared, exc))
+            raise
+        except Exception as exc:  # noted; the server would answer -32603 and log a traceback
+            self.runs.append((declared, exc))
+            raise McpError(-32603, "Internal error") from None
+        self.runs.append((declared, None))
+
+    def last(self) -> tuple[bool, BaseException | None]:
+        return self.runs[-1] if self.runs else (False, None)
+
+
+def _refusal_problem(exc: BaseException | None, who: str) -> str | None:
+    """What is wrong with the gate's answer to a request that lacks form elicitation."""
+    if exc is None:
+        return (
+            f"{who} got through your gate, and guided_walk asked for the day: an input_required "
+            "this client cannot answer (MRTR-S7). The kit's core refused it for you here; your "
+            "gate must refuse first, with -32021 (CAP-2)."
+        )
+    if not isinstance(exc, McpError):
+        return (
+            f"for {who} your gate raised {type(exc).__name__}: {exc}. The server answers that "
+            "with -32603, an internal error (a bug), which tells the client nothing it can act "
+            "on. Raise errors.missing_capability(...) (-32021, CAP-2)."
+        )
+    if exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY:
+        return (
+            f"for {who} your gate refused with {exc.code}; a missing client capability is "
+            "-32021 (CAP-2), the code a client can act on by declaring what is missing."
+        )
+    required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
+    if required is None:
+        return (
+            f"for {who} your gate refused with -32021 but data={exc.data!r}: -32021 must carry "
+            "data.requiredCapabilities, naming what the client lacks (ERR-1)."
+        )
+    try:
+        names_forms = ClientCapabilities.model_validate(required).supports_elicitation("form")
+    except ValueError:
+        names_forms = False
+    if not names_forms:
+        return (
+            f"for {who} your gate's data.requiredCapabilities is {required!r}; it must name "
+            f"form elicitation: {FORMS_NEEDED!r} (ERR-1)."
+        )
+    return None
+
+
+async def check_require_forms(require_forms: Callable[[RequestContext], Any]) -> Checkpoint:
+    """Exercise 1: ``require_forms(ctx)`` refuses a request that lacks form elicitation with
+    -32021 and ``data.requiredCapabilities``, judging by *this* request only, and lets a
+    request that declares it through. Each call gets a fresh copy of the gate (empty
+    module-level memory), as a new server would."""
+    town = {"town": "Porto"}
+    walker = scripted_user(day="2026-09-05", people=4)
+    instances = FreshInstances(require_forms)  # one per call: a new server, a fresh import
+
+    def serve() -> tuple[_GateWatch, Any]:
+        watch = _GateWatch(instances.new())
+        return watch, _app("guided_walk", make_guided_walk(watch), WALK_SCHEMA)
+
+    # 1. A client with forms: the gate must let all three rounds through.
+    watch, app = serve()
+    async with McpClient.for_app(app, elicitation=walker) as client:
+        try:
+            result = _text(await client.call_tool("guided_walk", town))
+        except McpClientError as exc:
+            result = f"error: {exc}"
+    for n, (_, exc) in enumerate(watch.runs, 1):
+        if isinstance(exc, NotImplementedError):
+            return Checkpoint("not done", "require_forms() still raises NotImplementedError.")
+        if exc is not None:
+            return Checkpoint(
+                "not yet",
+                f"round {n} declared form elicitation, and your gate refused it "
+                f"({type(exc).__name__}: {exc}). Refuse only when this request's "
+                "clientCapabilities lack it (CAP-2).",
+            )
+    want = walk_text("Porto", "2026-09-05", 4)
+    if result != want:
+        return Checkpoint("not yet", f"with forms declared: got {result!r}, want {want!r}")
+
+    # 2. No capabilities at all, then URL mode only: refused on round 1, over the wire.
+    status = None
+    for label, caps in (
+        ("a request that declares no capabilities", {}),
+        ("a request that declares only URL-mode elicitation", {"elicitation": {"url": {}}}),
+    ):
+        watch, app = serve()
+        async with McpClient.for_app(app) as client:
+            client.factory.capabilities = caps
+            try:
+                await client.begin_tool_call("guided_walk", town)
+            except McpRemoteError as exc:
+                status = exc.http_status
+        if problem := _refusal_problem(watch.last()[1], label):
+            return Checkpoint("not yet", problem)
+
+    # 3. Forms on round 1, none on the retry (CAP-4): round 2 must be refused too.
+    watch, app = serve()
+    async with McpClient.for_app(app, elicitation=walker) as client:
+        call = await client.begin_tool_call("guided_walk", town)
+        client.factory.capabilities = {}  # the retry declares nothing
+        with contextlib.suppress(McpRemoteError):  # the refusal is read from the watch
+            await client.continue_call(
+                call, {"day": ElicitResult(action="accept", content={"day": "2026-09-05"})}
+            )
+    declared, exc = watch.last()
+    if len(watch.runs) == 2 and not declared and exc is None:
+        return Checkpoint(
+            "not yet",
+            "round 1 declared form elicitation, the retry did not, and your gate let the retry "
+            "through: it judged by capabilities an earlier request declared, as a 2025-11-25 "
+            "server judged by the session (CAP-1). Each round carries its own: read "
+            "ctx.capabilities every time (CAP-4).",
+        )
+    if problem := _refusal_problem(exc, "a retry that no longer declares forms"):
+        return Checkpoint("not yet", problem)
+    return Checkpoint(
+        "passed",
+        "forms declared: 3 rounds and the booking; no forms, or URL mode only: -32021 with "
+        f"requiredCapabilities (HTTP {status}); a retry without forms: refused as well.",
     )

@@ -310,9 +310,9 @@ class RefundLab:
         processes of one machine would, the spent states and the payouts, and nothing
         else. ``name`` is the server's name, which states are bound to as their audience.
         ``one_per_order`` pays each order at most once, whichever approval asks (the
-        example's default; off here until section 7 turns it on). ``desk``: another
-        instance's desk, shared as a Python object (section 6); by default a new desk that
-        keeps its payouts in this instance's ledger."""
+        example's default; off here until lesson 02b turns it on). ``desk``: another
+        instance's desk, shared as a Python object (lesson 02b, section 1); by default a new
+        desk that keeps its payouts in this instance's ledger."""
         clock = clock or LessonClock()
         spent: Ledger | None = None
         kind: str | None = None
@@ -435,13 +435,15 @@ class LostResponse:
     first: ServerAnswer
     again: ServerAnswer
     bookings: int
+    instances: int = 1
 
     def __str__(self) -> str:
+        on_a, on_b = (" on A", " on B") if self.instances == 2 else ("", "")
         return "\n".join(
             [
                 f"{self.design}",
-                f"  round 3, lost on the way: {self.first}",
-                f"  the same request again:   {self.again}",
+                f"  round 3{on_a}, lost on the way: {self.first}",
+                f"  the same request again{on_b}:   {self.again}",
                 f"  bookings made: {self.bookings}",
             ]
         )
@@ -449,31 +451,44 @@ class LostResponse:
     __repr__ = __str__
 
 
-async def lose_the_final_response(design: str) -> LostResponse:
+async def lose_the_final_response(design: str, instances: int = 1) -> LostResponse:
     """Book a table in three rounds and send round 3 twice, as a client does whose first
     answer was lost (HTTP-26). ``design``: ``"single use"`` (the ledger refuses the repeat) or
-    ``"idempotent"`` (a nonce in the state; the repeat gets the same booking)."""
+    ``"idempotent"`` (a nonce in the state; the repeat gets the same booking). With
+    ``instances=2`` the repeat lands on instance B, which shares A's keys and SQLite ledger
+    file (the spent ids and the bookings): nothing else."""
     if design not in ("single use", "idempotent"):
         raise ValueError("design is 'single use' or 'idempotent'")
-    server = McpServer("booking", state_keys=KeyRing.generate(), ledger=MemoryLedger())
-    book = booking.register(server, idempotent=design == "idempotent")
-    caller = RawCaller.for_app(create_app(server))
+    if instances not in (1, 2):
+        raise ValueError("instances is 1 or 2")
+    keys = KeyRing.generate()
+    ledger_file = Path(tempfile.mkdtemp(prefix="mrtr-booking-")) / "ledger.sqlite3"
+    servers, callers = [], []
+    for _ in range(instances):
+        ledger: Ledger = SqliteLedger(ledger_file) if instances == 2 else MemoryLedger()
+        server = McpServer("booking", state_keys=keys, ledger=ledger)
+        book = booking.register(server, idempotent=design == "idempotent")
+        servers.append(server)
+        callers.append(RawCaller.for_app(create_app(server)))
+    a, b = callers[0], callers[-1]
     try:
-        r1 = await caller.call_tool("book_table", BOOKING_ARGS)
-        r2 = await caller.call_tool(
+        r1 = await a.call_tool("book_table", BOOKING_ARGS)
+        r2 = await a.call_tool(
             "book_table",
             BOOKING_ARGS,
             request_state=r1.request_state,
             input_responses=BOOKING_DETAILS,
         )
         final = {"request_state": r2.request_state, "input_responses": BOOKING_YES}
-        first = await caller.call_tool("book_table", BOOKING_ARGS, **final)
-        again = await caller.call_tool("book_table", BOOKING_ARGS, **final)
-        made = len(await book.bookings())
+        first = await a.call_tool("book_table", BOOKING_ARGS, **final)
+        again = await b.call_tool("book_table", BOOKING_ARGS, **final)
+        made = len(await book.bookings())  # B's book: it reads the shared file
     finally:
-        await caller.aclose()
-        await server.ledger.aclose()
-    return LostResponse(design, first, again, made)
+        for caller in callers:
+            await caller.aclose()
+        for server in servers:
+            await server.ledger.aclose()
+    return LostResponse(design, first, again, made, instances)
 
 
 # -- tables the notebook shows ---------------------------------------------------------------------
@@ -1045,7 +1060,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
         )
     report.append(
         f"· {what}: {outcome}. Right for unseal, which only checks the seal: single use is "
-        "the ledger's job (section 7)"
+        "the ledger's job (lesson 02b)"
     )
     what = "alice's genuine state, sent by mallory"
     outcome, call = await send(await lab.approval("alice", ORDER), what, user="mallory")

@@ -4,7 +4,7 @@
 question has one lettered button per option; a click (a real one, or ``button.click()`` in a
 test) colours that button, shows the verdict and the option's explanation, and keeps the other
 buttons live so the learner can try again. The questions and their logic live in
-``lessons/quizzes.py``; this module only draws them.
+``lessons/quizzes/``; this module only draws them.
 
 Where widgets do not render (a stored notebook on GitHub), the output bundle still holds the
 quiz as ``text/html`` (options, then each answer in a collapsed ``<details>``) and as
@@ -31,6 +31,11 @@ def inline_html(text: str) -> str:
     return _CODE.sub(r"<code>\1</code>", html.escape(text))
 
 
+def code_html(code: str) -> str:
+    """A question's code block (a retry to inspect, a cell to predict), or nothing."""
+    return f"<pre class='mrtr-quiz-code'>{html.escape(code)}</pre>" if code else ""
+
+
 def feedback_html(feedback: Feedback) -> str:
     style = RIGHT_STYLE if feedback.right else WRONG_STYLE
     verdict = "✔ Right." if feedback.right else "✘ Not quite."
@@ -47,7 +52,8 @@ def quiz_html(q: Quiz) -> str:
         options = "".join(f"<li>{inline_html(o.text)}</li>" for o in question.options)
         right = question.options[question.answer]
         parts.append(
-            f"<li><p>{inline_html(question.ask)}</p><ol type='a'>{options}</ol>"
+            f"<li><p>{inline_html(question.ask)}</p>{code_html(question.code)}"
+            f"<ol type='a'>{options}</ol>"
             f"<details><summary>Answer</summary><p><b>{LETTERS[question.answer]})</b> "
             f"{inline_html(right.why)}</p></details></li>"
         )
@@ -65,7 +71,9 @@ class QuestionView:
         self.feedback = w.HTML("")
         self.feedback.add_class("mrtr-quiz-feedback")
         self.buttons: list[w.Button] = []
-        rows: list[w.Widget] = [w.HTML(f"<b>{number}.</b> {inline_html(question.ask)}")]
+        rows: list[w.Widget] = [
+            w.HTML(f"<b>{number}.</b> {inline_html(question.ask)}{code_html(question.code)}")
+        ]
         for i, option in enumerate(question.options):
             button = w.Button(description=LETTERS[i], layout=w.Layout(width="3em"))
             button.on_click(lambda _b, i=i: self.choose(i))
@@ -104,7 +112,7 @@ class QuizView:
         )
         self.widget = w.VBox([header, *(v.widget for v in self.questions)])
         self.widget.add_class("mrtr-quiz")
-        self.widget.add_class(f"mrtr-quiz-{q.lesson}")
+        self.widget.add_class(f"mrtr-quiz-{q.key.replace('.', '-')}")
 
     @property
     def score(self) -> int:
@@ -124,6 +132,7 @@ class QuizView:
         return bundle
 
 
-def show_quiz(lesson: str) -> QuizView:
-    """The quiz of lesson ``lesson`` ("00" to "03"), ready to display as a cell's value."""
-    return QuizView(quiz(lesson))
+def show_quiz(key: str) -> QuizView:
+    """The quiz ``key`` ("01" at a lesson's end, "01.2" after its section 2), ready to display
+    as a cell's value."""
+    return QuizView(quiz(key))
