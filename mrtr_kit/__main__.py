@@ -2,12 +2,12 @@
 
 * ``serve --example NAME [--host 127.0.0.1] [--port 8765]`` — run an example server over
   Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite);
-  ``--state-codec hmac|aead`` and ``--ledger memory|sqlite:PATH|redis://HOST:PORT/DB`` choose
-  how requestState is protected and where single-use states and the examples' business
-  records (payouts, bookings) are kept; a Redis without persistence is refused unless
-  ``--allow-volatile-ledger``. Several processes that serve one fleet share
-  ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``) and the ledger;
-  ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
+  ``--state-codec aead|hmac`` (default aead) and
+  ``--ledger memory|sqlite:PATH|redis://HOST:PORT/DB`` choose how requestState is protected
+  and where single-use states and the examples' business records (payouts, bookings) are
+  kept; a Redis without persistence is refused unless ``--allow-volatile-ledger``. Several
+  processes that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``)
+  and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
   ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
 * ``serve --app MODULE:ATTRIBUTE`` — your own ``McpServer`` instead of an example, found like
@@ -236,6 +236,7 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
     the keys, ``--state-codec`` and the ``--ledger`` opened (shared by a fleet: spent states,
     MRTR-S5d, and the examples' business records). A missing extra (redis-py for a
     ``redis://`` ledger) or a Redis that would forget spends on restart is refused here."""
+    from .server.codecs import DEFAULT_CODEC
     from .server.ledger import LedgerUnavailable, open_ledger
 
     keys = _state_keys(args)
@@ -247,7 +248,7 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
         )
     except (ValueError, LedgerUnavailable) as exc:
         raise _Refused(str(exc)) from None
-    return {"state_keys": keys, "state_codec": args.state_codec or "hmac", "ledger": ledger}
+    return {"state_keys": keys, "state_codec": args.state_codec or DEFAULT_CODEC, "ledger": ledger}
 
 
 STATE_OPTIONS = ("state_keys", "state_codec", "ledger")
@@ -570,7 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
-    serve.add_argument("--state-codec", choices=["hmac", "aead"], help="default hmac")
+    serve.add_argument(
+        "--state-codec",
+        choices=["hmac", "aead"],
+        help="how requestState is sealed: aead (AES-256-GCM: clients can neither edit nor read "
+        "it; the default, McpServer's) or hmac (tamper-proof, but readable by any client)",
+    )
     serve.add_argument(
         "--state-keys-file",
         metavar="PATH",

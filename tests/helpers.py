@@ -82,6 +82,23 @@ def call(
     return run(server, request(method, params, **meta_kw))
 
 
+def answered(
+    server: McpServer,
+    method: str,
+    params: dict[str, Any],
+    answers: Any,
+    principal: str | None = None,
+    **meta_kw: Any,
+) -> Reply:
+    """Round 2 of ``method``: round 1 first, then the retry a client sends with ``answers``
+    and round 1's requestState. A server reads answers only on a retry of a round that asked
+    for them (MRTR-E3): answers sent with a first request never reach a handler."""
+    first = result(run(server, request(method, params, **meta_kw), principal))
+    assert first["resultType"] == "input_required", first
+    retry = dict(params, inputResponses=answers, requestState=first["requestState"])
+    return run(server, request(method, retry, **meta_kw), principal)
+
+
 def stateful(**kw: Any) -> tuple[McpServer, list[float]]:
     """A server (``McpServer(**kw)``) with one tool, ``step``: a state-only round, then done.
 

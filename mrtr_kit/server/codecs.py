@@ -13,7 +13,9 @@ codec        token                                     integrity     confidentia
 
 ``plain`` is **unsafe** and exists only so a lesson can forge it: anyone can edit the claims
 (MRTR-S4a forbids it wherever state affects authorisation, resources or business logic).
-``hmac`` stops edits but the client can read every claim. ``aead`` stops both.
+``hmac`` stops edits but the client can read every claim. ``aead`` stops both, and is the
+default (``DEFAULT_CODEC``): ``McpServer`` and ``python -m mrtr_kit serve`` use it unless told
+otherwise.
 
 Rules every codec keeps:
 
@@ -279,6 +281,10 @@ class AeadStateCodec(_KeyedCodec):
 
 
 CODEC_KINDS = ("plain", "hmac", "aead")
+# The codec a server gets when nobody chooses one: the client can neither edit nor read what
+# a handler keeps in its state (SEC-8). "hmac" stays available by name for a lesson that shows
+# what a tag alone leaves readable.
+DEFAULT_CODEC = "aead"
 
 
 def make_codec(kind: str, keys: KeyRing | None = None) -> StateCodec:

@@ -49,8 +49,11 @@ T = TypeVar("T")  # what ``FormAnswer.value`` is: a model instance, or the conte
 class InputRequired:
     """A handler's "I need more": input requests keyed by name and/or state to carry forward.
 
-    ``state=None`` issues no requestState; a dict (even an empty one) is sealed and bound to
-    this principal and request by the core. MRTR-S6 (at least one of the two) is checked there.
+    The core always issues a requestState, sealed and bound to this principal and request: it
+    records the keys asked, so on the retry only answers to those keys reach the handler
+    (MRTR-E3). ``state`` is the handler's own data carried in it: a dict (even an empty one),
+    or ``None`` to keep nothing (``ctx.state`` is then ``None`` on the retry). Asking nothing
+    and keeping nothing is a handler bug (it would loop), refused by the core.
     """
 
     requests: dict[str, InputRequestModel] = field(default_factory=dict)
@@ -189,10 +192,13 @@ class RequestContext:
     meta: RequestMeta
     principal: str | None
     input_responses: dict[str, dict[str, Any]]
-    state: dict[str, Any] | None  # verified requestState data; None on a first round
+    # The handler's data from the verified requestState: None on a first round, and on a
+    # retry of a round that kept none.
+    state: dict[str, Any] | None
     uri_params: dict[str, str] = field(default_factory=dict)
     _emit: Emit | None = None
     _redeem: Redeem | None = None
+    _has_state: bool = False  # this round carried a verified requestState (it is a retry)
 
     @property
     def capabilities(self) -> ClientCapabilities:
@@ -206,8 +212,9 @@ class RequestContext:
 
     @property
     def is_retry(self) -> bool:
-        """True when this round carries a verified requestState or any inputResponses."""
-        return self.state is not None or bool(self.input_responses)
+        """True when this round carries a requestState (the core mints one on every
+        input_required) or any inputResponses."""
+        return self._has_state or self.state is not None or bool(self.input_responses)
 
     def input_required(
         self,
@@ -316,10 +323,15 @@ class RequestContext:
         """Spend this round's requestState in the server's ledger before a one-time step.
 
         A second retry with the same state is then rejected like a forged one (MRTR-S5d).
-        Only a round that carried a requestState can be redeemed: on a first round, or a
-        retry without state, this raises ``RuntimeError``. A state already spent raises the
-        usual invalid-requestState -32602; a ledger that is down raises ``LedgerUnavailable``
-        (the client gets -31000, KIT-ERR-A). The ledger is ``McpServer.ledger``.
+        Every retry carries a state the core minted, even when the handler kept no data in
+        it, so this works after any ``ctx.input_required(...)``. Call it on the retry, after
+        reading the answer that allows the step: on a first round there is no state yet
+        (and answers sent with a first round are ignored, MRTR-E3), so it raises
+        ``core.RedeemWithoutState`` with that advice, logged for the handler's author; the
+        client gets -32603 (a server bug, which no client input can reach). A state already
+        spent raises the usual invalid-requestState -32602; a ledger that is down raises
+        ``LedgerUnavailable`` (the client gets -31000, KIT-ERR-A). The ledger is
+        ``McpServer.ledger``.
         """
         if self._redeem is None:
             raise RuntimeError("this context has no ledger")

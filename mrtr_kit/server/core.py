@@ -45,7 +45,9 @@ Every MRTR rule lives here, once:
 * params are JSON: no NaN, Infinity, lone surrogates or Python-only values (MRTR-E2) -
   ``parse_message``
 * malformed inputResponses -> -32602 (MRTR-E1/E2) - ``_mrtr_inputs``; unrequested ones
-  ignored (MRTR-E3); missing ones are the handler's "ask again" (MRTR-E4)
+  ignored (MRTR-E3): every input_required seals the keys it asked, even for a handler that
+  keeps no state (``_finish``), so only answers to those keys reach a handler, and none on a
+  first round (``_mrtr_inputs``); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
   (MRTR-S4/S5, SEC-2; the single error is a kit convention, KIT) - ``_mrtr_inputs``
 * resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3, CACHE-5,
@@ -126,7 +128,7 @@ from ..protocol.models import (
 )
 from ..protocol.wire_json import Unencodable, encode_message
 from .arguments import ArgumentsSchema
-from .codecs import StateCodec, make_codec
+from .codecs import DEFAULT_CODEC, StateCodec, make_codec
 from .context import Emit, InputRequestModel, InputRequired, RequestContext
 from .keyring import KeyRing
 from .ledger import RETRY_AFTER_S, Ledger, LedgerUnavailable, MemoryLedger
@@ -156,6 +158,13 @@ class HandlerBug(RuntimeError):
     (the bug is the server's, not the client's) and the log gets this message."""
 
 
+class RedeemWithoutState(HandlerBug):
+    """``ctx.redeem_once()`` on a round that carries no requestState: the first round of a
+    request, before the server has asked anything. No client input leads here (answers sent
+    on a first round never reach the handler, MRTR-E3), so it is the handler's own bug: it
+    spends before it asked. Logged with the fix; the client gets -32603."""
+
+
 @dataclass
 class Reply:
     """The core's answer: the JSON-RPC response, or None for a notification (accepted, nothing
@@ -176,6 +185,7 @@ class _Entry:
     completions: dict[str, list[str]] = field(default_factory=dict)
     pattern: re.Pattern[str] | None = None
     arguments: ArgumentsSchema | None = None  # a tool's compiled inputSchema
+    stateless_answers: frozenset[str] = frozenset()  # read without a requestState (see tool)
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -214,7 +224,7 @@ class McpServer:
         instructions: str | None = None,
         state_keys: KeyRing | None = None,
         state_key: bytes | None = None,
-        state_codec: StateCodec | str = "hmac",
+        state_codec: StateCodec | str = DEFAULT_CODEC,
         state_checks: StateChecks | None = None,
         state_ttl_s: int | None = None,
         ledger: Ledger | None = None,
@@ -226,10 +236,12 @@ class McpServer:
     ) -> None:
         """Where requestState protection comes from, explicitly:
 
-        * ``state_codec``: ``"hmac"`` (default) or ``"aead"`` over ``state_keys`` (a
-          ``KeyRing``: ``KeyRing.generate()`` for one process, ``KeyRing.from_env()`` for a
-          fleet) or ``state_key`` (one secret of 32+ bytes); ``"plain"`` (unsafe, lessons
-          only, no keys); or a codec object, which holds its own keys;
+        * ``state_codec``: ``"aead"`` (default: AES-256-GCM, the client can neither edit nor
+          read a state, SEC-8) or ``"hmac"`` (tamper-proof, but every claim and the handler's
+          data are readable by the client) over ``state_keys`` (a ``KeyRing``:
+          ``KeyRing.generate()`` for one process, ``KeyRing.from_env()`` for a fleet) or
+          ``state_key`` (one secret of 32+ bytes); ``"plain"`` (unsafe, lessons only, no
+          keys); or a codec object, which holds its own keys;
         * ``state_ttl_s``: a requestState's lifetime; ``None`` keeps ``state.DEFAULT_TTL_S``,
           15 minutes (SEC-4, KIT). A user who answers a form later gets -32602;
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
@@ -272,6 +284,7 @@ class McpServer:
         input_schema: dict[str, Any] | None = None,
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
+        stateless_answers: tuple[str, ...] = (),
     ) -> Callable[[Handler], Handler]:
         """Decorator: register the handler as the tool ``name`` (default: the function's name).
 
@@ -285,6 +298,13 @@ class McpServer:
             @server.tool(description="Greets you.")
             def greet(ctx):
                 return f"Hello, {ctx.arguments.get('name', 'you')}!"
+
+        ``stateless_answers`` (default none) names answer keys this tool reads even on a
+        request that carries no requestState. By default such answers never reach a handler:
+        the server asked nothing yet, so they are unrequested (MRTR-E3). Name a key only
+        where acting on an answer nobody asked for is harmless (the official conformance
+        suite's elicitation fixture sends ``user_name`` so); never a confirmation, and never
+        for a step guarded by ``redeem_once()``, which has no state to spend on such a round.
         """
 
         def register(fn: Handler) -> Handler:
@@ -302,7 +322,11 @@ class McpServer:
             # HTTP-13 / HTTP-14: refuse what clients would drop or the server could not check.
             params = hdr.checked_param_headers(schema)
             self._tools[tool.name] = _Entry(
-                fn, tool, header_params=params, arguments=arguments_schema
+                fn,
+                tool,
+                header_params=params,
+                arguments=arguments_schema,
+                stateless_answers=frozenset(stateless_answers),
             )
             return fn
 
@@ -612,14 +636,22 @@ class McpServer:
                 raise errors.invalid_params(f"Invalid params: {key} must not be null; omit it")
         binding = StateBinding(principal, request_digest(m, target, arguments))
         where = f"{m} {target!r}, principal {principal!r}"  # for the server log only
-        answers, claims = self._mrtr_inputs(req.params, p.request_state, binding, where)
+        answers, claims = self._mrtr_inputs(
+            req.params, p.request_state, binding, where, entry.stateless_answers
+        )
         if notes is not None and claims is not None:
             notes.state_verified = True
 
         async def redeem() -> None:
             # MRTR-S5d: signature, binding and expiry do not stop a replay; the ledger does.
             if claims is None:
-                raise RuntimeError("redeem_once() needs a round that carried requestState")
+                raise RedeemWithoutState(
+                    f"redeem_once() in the {m} handler of {target!r} on a first round: there "
+                    "is no requestState to spend until the server has asked something. Return "
+                    "ctx.input_required(...) first, and call redeem_once() on the retry, after "
+                    "reading the answer that allows the one-time step (answers a client sends "
+                    "on a first round are ignored, MRTR-E3)"
+                )
             if not await self.ledger.spend(claims["jti"], self.states.spent_until(claims)):
                 state_log.warning("rejected requestState (%s): already redeemed", where)
                 raise invalid_state_error("already redeemed")
@@ -631,7 +663,8 @@ class McpServer:
             meta=meta,
             principal=principal,
             input_responses=answers,
-            state=claims["data"] if claims else None,
+            state=claims["data"] if claims else None,  # None too if the handler kept none
+            _has_state=claims is not None,
             uri_params=uri_params,
             _emit=emit,
             _redeem=redeem,
@@ -659,23 +692,33 @@ class McpServer:
         raise errors.invalid_params(f"Resource not found: {uri}", {"uri": uri})
 
     def _mrtr_inputs(
-        self, raw_params: dict[str, Any], token: str | None, binding: StateBinding, where: str
+        self,
+        raw_params: dict[str, Any],
+        token: str | None,
+        binding: StateBinding,
+        where: str,
+        stateless_answers: frozenset[str] = frozenset(),
     ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-        """Answers and verified state claims for a handler (MRTR-E1..E3, MRTR-S4/S5)."""
+        """Answers and verified state claims for a handler (MRTR-E1..E3, MRTR-S4/S5).
+
+        Every input_required this server sends carries a state recording the keys it asked
+        (``_finish``), so a request without one is a first round: the server has asked nothing
+        yet, and any inputResponses on it are unrequested (MRTR-E3, SEC-6) and dropped, except
+        under the keys a tool registered as ``stateless_answers``.
+        """
         answers: dict[str, dict[str, Any]] = raw_params.get("inputResponses") or {}
-        claims: dict[str, Any] | None = None
-        if token is not None:
-            try:
-                claims = self.states.verify(token, binding)
-            except InvalidState as exc:
-                # The reason goes to the log; the wire gets the one fixed error (KIT).
-                state_log.warning("rejected requestState (%s): %s", where, exc.reason)
-                raise invalid_state_error(exc.reason) from None
-            # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
-            # handler; anything else the client sent is ignored.
-            asked = set(claims["asked"])
-            answers = {k: v for k, v in answers.items() if k in asked}
-        return answers, claims
+        if token is None:
+            return {k: v for k, v in answers.items() if k in stateless_answers}, None
+        try:
+            claims = self.states.verify(token, binding)
+        except InvalidState as exc:
+            # The reason goes to the log; the wire gets the one fixed error (KIT).
+            state_log.warning("rejected requestState (%s): %s", where, exc.reason)
+            raise invalid_state_error(exc.reason) from None
+        # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
+        # handler; anything else the client sent is ignored.
+        asked = set(claims["asked"])
+        return {k: v for k, v in answers.items() if k in asked}, claims
 
     def _finish(
         self, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
@@ -685,8 +728,12 @@ class McpServer:
         before the client-facing gate, so a client is never told to add a capability only
         to hit the bug on its next round."""
         requests = {key: _input_request(key, req) for key, req in outcome.requests.items()}
-        if not requests and outcome.state is None:  # MRTR-S6
-            raise HandlerBug("input_required needs inputRequests, requestState, or both")
+        if not requests and outcome.state is None:
+            # MRTR-S6 holds anyway (a state is always minted below), but a round that asks
+            # nothing and keeps nothing would bring back the same request: a loop.
+            raise HandlerBug(
+                "input_required needs input requests, a state to carry forward, or both"
+            )
         if outcome.state is not None and not isinstance(outcome.state, dict):
             raise HandlerBug(f"input_required state must be a dict, not {type(outcome.state)}")
         for key, req in requests.items():
@@ -696,11 +743,10 @@ class McpServer:
                 except SchemaOutsideSubset as exc:
                     raise HandlerBug(f"inputRequests[{key!r}]: {exc} (ELIC-5)") from None
         _gate(requests, meta)  # MRTR-S7 / CAP-2
-        state = (
-            self.states.mint(binding, list(requests), outcome.state)
-            if outcome.state is not None
-            else None
-        )
+        # Always a state, even for a handler that keeps none (its data is then null): it
+        # records the keys asked this round, so the retry's unasked answers are dropped before
+        # any handler sees them (MRTR-E3, SEC-6), and gives the retry a jti to redeem (MRTR-S5d).
+        state = self.states.mint(binding, list(requests), outcome.state)
         result = InputRequiredResult.model_validate(
             {
                 "inputRequests": requests or None,

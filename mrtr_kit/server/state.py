@@ -16,7 +16,9 @@ claim    holds                                                  rejects a state 
 ======== ====================================================== ==========================
 
 plus ``asked`` (the input keys asked with this state, SEC-6) and ``data`` (the handler's own
-state). Clocks of several instances differ a little: ``skew_s`` bounds the tolerance.
+state, or null when it keeps none: the core mints a state for every input_required, so the
+retry's unasked answers are dropped, MRTR-E3). Clocks of several instances differ a little:
+``skew_s`` bounds the tolerance.
 
 Every failure raises ``InvalidState`` with a reason for the server log; the wire always gets
 ``invalid_state_error()``, so a forger learns nothing from the answer (a kit convention, KIT;
@@ -144,9 +146,10 @@ class StateIssuer:
         self.now = now
         self.token_ids = token_ids
 
-    def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any]) -> str:
+    def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any] | None) -> str:
         """A sealed requestState bound to ``binding``, recording the ``asked`` keys and the
-        handler's ``data``.
+        handler's ``data`` (``None`` when the handler keeps none: the core still records
+        what it asked, MRTR-E3).
 
         It expires ``ttl_s`` after now (``DEFAULT_TTL_S``: 15 minutes, SEC-4, KIT). Raises
         ``ValueError`` if ``token_ids`` gives a malformed ``jti``."""
@@ -202,7 +205,8 @@ def _check_structure(claims: dict[str, Any]) -> None:
         and _JTI.fullmatch(claims["jti"]) is not None
         and isinstance(claims.get("asked"), list)
         and all(isinstance(k, str) for k in claims["asked"])
-        and isinstance(claims.get("data"), dict)
+        and "data" in claims
+        and (claims["data"] is None or isinstance(claims["data"], dict))
     )
     if not types_ok:
         raise InvalidState("malformed claims")

@@ -10,6 +10,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -170,13 +171,17 @@ def test_demo_prints_one_compact_line_per_round_by_default():
     """Issue 9, item 17: the question must not scroll away behind ~80 lines of JSON."""
     read, written = scripted("d", "a", "alice", "", "s")
     assert asyncio.run(run_demo("Oslo", read, written.append)) == 0
-    rounds = [line for line in written if line.startswith("round ")]
+    # Every input_required carries a sealed state (it records the asked key, MRTR-E3): the
+    # line shows its length only, which depends on the token's claims, not on this test.
+    rounds = [
+        re.sub(r"\d+ chars", "N chars", line) for line in written if line.startswith("round ")
+    ]
     assert rounds == [
         "round 1: tools/call id=1, answers: none, requestState: none"
-        " -> input_required, asks: login, requestState: none",
-        "round 2: tools/call id=2, answers: login, requestState: none"
-        " -> input_required, asks: login, requestState: none",
-        "round 3: tools/call id=3, answers: login, requestState: none -> complete",
+        " -> input_required, asks: login, requestState: N chars",
+        "round 2: tools/call id=2, answers: login, requestState: N chars"
+        " -> input_required, asks: login, requestState: N chars",
+        "round 3: tools/call id=3, answers: login, requestState: N chars -> complete",
     ]
     assert not any('"jsonrpc"' in line for line in written)
     assert len("\n".join(written).splitlines()) < 40  # the whole session fits a terminal

@@ -26,12 +26,19 @@ from mrtr_kit.server.http import http_status
 FORM = {"elicitation": {"form": {}}}
 
 
+def send(server, method, params, caps, retry):
+    """One round of ``method``; ``retry`` may hold inputResponses and requestState. Answers
+    given without a state go where a client sends them: on the retry of round 1, with the
+    state round 1 returned (sent with a first request, they would be ignored, MRTR-E3)."""
+    if "inputResponses" in retry and "requestState" not in retry:
+        first = result(run(server, request(method, params, capabilities=caps)))
+        retry = {**retry, "requestState": first["requestState"]}
+    return run(server, request(method, {**params, **retry}, capabilities=caps))
+
+
 def call_tool(server, name, arguments, caps=FORM, **retry):
-    """One tools/call round; ``retry`` may hold inputResponses and requestState."""
-    return run(
-        server,
-        request("tools/call", {"name": name, "arguments": arguments, **retry}, capabilities=caps),
-    )
+    """One tools/call round (see ``send``)."""
+    return send(server, "tools/call", {"name": name, "arguments": arguments}, caps, retry)
 
 
 def accept(**content):
@@ -97,7 +104,9 @@ def test_weather_round_one_asks_for_the_login_with_a_form():
     assert key == "login" and req["method"] == "elicitation/create"
     assert req["params"]["requestedSchema"] == weather.LOGIN_FORM
     assert "Paris" in req["params"]["message"]
-    assert "requestState" not in res  # nothing to carry forward (MRTR-S3 is a MAY)
+    # Sealed although the tool keeps nothing: it records the asked key (MRTR-E3) and, being
+    # AES-GCM by default, shows the client nothing (SEC-8).
+    assert res["requestState"].startswith("aead1.")
 
 
 def test_weather_asks_the_same_question_for_the_same_request():
@@ -378,12 +387,11 @@ def state_of(res):
 
 
 def get_prompt(server, arguments, caps=FORM, **retry):
-    params = {"name": "plan_trip", "arguments": arguments, **retry}
-    return run(server, request("prompts/get", params, capabilities=caps))
+    return send(server, "prompts/get", {"name": "plan_trip", "arguments": arguments}, caps, retry)
 
 
 def read(server, uri, caps=FORM, **retry):
-    return run(server, request("resources/read", {"uri": uri, **retry}, capabilities=caps))
+    return send(server, "resources/read", {"uri": uri}, caps, retry)
 
 
 def prompt_text(res):

@@ -163,11 +163,11 @@ def test_items_not_checked_are_not_counted_as_failing():
 @pytest.mark.slow
 def test_state_in_memory_fails_on_the_fleet(tmp_path):
     """Keeping the first answer in process memory passes in one process and fails the fleet
-    test, and the kit's check finds round 2 without requestState (MIG-2)."""
+    test, and the kit's check finds that a second instance cannot finish round 3 (MIG-2)."""
     report = _gate(_write(tmp_path, "memory.py", MEMORY_PORT))
     assert report.failed == [capstone.TITLES[5], capstone.TITLES[6]], report
     assert report.item(capstone.TITLES[3]).status == "pass"  # one process: it works
-    assert "carries no requestState" in report.item(capstone.TITLES[5]).why
+    assert "sent to a second instance of your server" in report.item(capstone.TITLES[5]).why
     fleet = report.item(capstone.TITLES[6]).why
     assert "book_table failed on the fleet (capstone-a → capstone-b → capstone-a" in fleet
     assert "kept in memory instead of requestState" in fleet

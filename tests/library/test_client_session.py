@@ -63,7 +63,7 @@ def build_server() -> McpServer:
             return f"no name ({answer.action})"
         return f"Hello, {answer.content['name']}!"
 
-    @s.tool(description="Asks without any requestState; asks again until it gets a name.")
+    @s.tool(description="Keeps no state of its own; asks again until it gets a name.")
     def stateless(ctx):
         answer = ctx.elicitation("name")
         if answer is None or not (answer.content or {}).get("name"):
@@ -199,11 +199,26 @@ def test_auto_loop_answers_and_retries_until_complete():
 
 
 def test_mrtr_c2_no_state_no_key_over_http():
-    """MRTR-C2: the server sent no requestState, so the retry has no requestState key."""
+    """MRTR-C2: the server sent no requestState, so the retry has no requestState key. The
+    kit's server always sends one (to drop unasked answers, MRTR-E3), so a stub that keeps
+    none (MRTR-S3: a MAY) plays the server."""
+    ask = {
+        "name": {
+            "method": "elicitation/create",
+            "params": {"message": "Name?", "requestedSchema": NAME},
+        }
+    }
+
+    def respond(message: dict) -> dict:
+        if "inputResponses" not in message["params"]:
+            return {"resultType": "input_required", "inputRequests": ask}
+        return {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
+
+    stub = Stub(respond)
 
     async def go():
-        async with client(elicitation=accept_name) as cl:
-            await cl.call_tool("stateless")
+        async with client(stub.app, elicitation=accept_name) as cl:
+            await cl.call_tool("t")
             return cl.trace
 
     first, retry = run(go)

@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import call, error, meta, request, result, run, with_bad_tag
+from helpers import answered, call, error, meta, request, result, run, with_bad_tag
 
 from mrtr_kit.protocol.constants import (
     ELICITATION_CREATE,
@@ -560,11 +560,9 @@ def test_mrtr_s8_no_pending_state_and_any_instance_serves_the_retry():
 
 def test_mrtr_s8_declined_answers_are_asked_again(server):
     """MRTR-S8 / ELIC-8: a decline or cancel is not an error; this tool asks again."""
-    first = request("tools/call", {"name": "greet"}, capabilities=FORM)
     for action in ("decline", "cancel"):
-        res = result(
-            run(server, retry(first, {}, {"user_name": {"action": action}}, capabilities=FORM))
-        )
+        answers = {"user_name": {"action": action}}
+        res = result(answered(server, "tools/call", {"name": "greet"}, answers, capabilities=FORM))
         assert res["resultType"] == "input_required"
 
 
@@ -597,10 +595,8 @@ def test_mrtr_e1_each_response_must_be_an_object(server, bad):
 )
 def test_mrtr_e1_responses_must_parse_as_the_requested_kind(server, bad):
     """MRTR-E1: an answer that does not parse as an ElicitResult -> -32602 naming the key."""
-    msg = request(
-        "tools/call", {"name": "greet", "inputResponses": {"user_name": bad}}, capabilities=FORM
-    )
-    err = error(run(server, msg))
+    answers = {"user_name": bad}
+    err = error(answered(server, "tools/call", {"name": "greet"}, answers, capabilities=FORM))
     assert err["code"] == -32602 and "user_name" in err["message"]
 
 
@@ -611,12 +607,7 @@ def test_mrtr_e3_unrequested_answers_are_ignored(server):
         "unknown_extra_key": {"action": "accept", "content": {"x": 1}},
         "another_unexpected": {"roots": []},
     }
-    res = result(
-        run(
-            server,
-            request("tools/call", {"name": "greet", "inputResponses": answers}, capabilities=FORM),
-        )
-    )
+    res = result(answered(server, "tools/call", {"name": "greet"}, answers, capabilities=FORM))
     assert res["content"][0]["text"] == "Hello, Alice!"
 
 
@@ -636,13 +627,9 @@ def test_mrtr_e3_with_state_only_answers_to_asked_keys_reach_the_handler(server)
 
 
 def test_mrtr_e4_missing_answers_are_asked_again_not_an_error(server):
-    """MRTR-E4: an answer under the wrong key (no state) -> a new InputRequiredResult."""
-    msg = request(
-        "tools/call",
-        {"name": "greet", "inputResponses": {"wrong_key": accept(name="A")}},
-        capabilities=FORM,
-    )
-    res = result(run(server, msg))
+    """MRTR-E4: a retry whose answer is under the wrong key -> a new InputRequiredResult."""
+    answers = {"wrong_key": accept(name="A")}
+    res = result(answered(server, "tools/call", {"name": "greet"}, answers, capabilities=FORM))
     assert res["resultType"] == "input_required" and "user_name" in res["inputRequests"]
 
 
@@ -709,8 +696,8 @@ def test_elic_4_multi_select_answers_must_be_string_arrays():
         return ",".join(answer.content["tags"])
 
     def send(content):
-        params = {"name": "t", "inputResponses": {"tags": {"action": "accept", "content": content}}}
-        return run(s, request("tools/call", params, capabilities=FORM))
+        answers = {"tags": {"action": "accept", "content": content}}
+        return answered(s, "tools/call", {"name": "t"}, answers, capabilities=FORM)
 
     assert result(send({"tags": ["a", "b"]}))["content"][0]["text"] == "a,b"
     assert result(send({"tags": ["a", "c"]}))["resultType"] == "input_required"
@@ -763,10 +750,6 @@ def test_cap_2_err_1_missing_capabilities_are_named_all_at_once(server):
 def test_elic_6_an_answer_action_outside_accept_decline_cancel_is_invalid_params(server):
     """ELIC-6: action is accept, decline or cancel; anything else is -32602 naming the key."""
     for action in ("ACCEPT", "ok", "dismiss", None):
-        msg = request(
-            "tools/call",
-            {"name": "greet", "inputResponses": {"user_name": {"action": action}}},
-            capabilities=FORM,
-        )
-        err = error(run(server, msg))
+        answers = {"user_name": {"action": action}}
+        err = error(answered(server, "tools/call", {"name": "greet"}, answers, capabilities=FORM))
         assert err["code"] == -32602 and "user_name" in err["message"], action

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import call, error, meta, request, result, run, stateful
+from helpers import answered, call, error, meta, request, result, run, stateful
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -435,14 +435,7 @@ def test_cache_2_3_input_required_and_retry_results_are_not_cacheable(server):
     assert "ttlMs" not in irr and "cacheScope" not in irr
     answers = {"ok": {"action": "accept", "content": {"ok": True}}}
     done = result(
-        run(
-            server,
-            request(
-                "resources/read",
-                {"uri": "docs://gated", "inputResponses": answers},
-                capabilities=caps,
-            ),
-        )
+        answered(server, "resources/read", {"uri": "docs://gated"}, answers, capabilities=caps)
     )
     assert done["contents"][0]["text"] == "opened"
     assert done["ttlMs"] == 0 and done["cacheScope"] == "private"
@@ -755,10 +748,9 @@ def test_cache_3_a_retried_read_is_uncacheable_even_if_the_handler_says_otherwis
         return {"contents": contents, "ttlMs": 600_000, "cacheScope": "public"}
 
     answers = {"ok": {"action": "accept", "content": {"ok": True}}}
-    msg = request(
-        "resources/read", {"uri": "docs://r", "inputResponses": answers}, capabilities=FORM_CAPS
+    done = result(
+        answered(s, "resources/read", {"uri": "docs://r"}, answers, capabilities=FORM_CAPS)
     )
-    done = result(run(s, msg))
     assert (done["ttlMs"], done["cacheScope"]) == (0, "private")
 
 

@@ -362,16 +362,19 @@ def test_kit_stdio_a_eof_with_a_request_pending_and_mid_line():
 
 
 @pytest.mark.slow
-def test_stdio_1_round_two_over_raw_stdio_completes_the_flow():
+def test_stdio_1_round_two_over_raw_stdio_completes_the_flow(tmp_path: Path):
     """MRTR over stdio with raw lines: round 1 input_required, round 2 (a new id, the answer
-    in inputResponses) completes. Two processes: the weather flow needs no requestState."""
+    in inputResponses, round 1's requestState echoed) completes. Two processes sharing one
+    key: the second opens the state the first sealed (it records the asked key, MRTR-E3)."""
+    keys = tmp_path / "keys"
+    keys.write_text("k1:" + "5a" * 32 + "\n")
     first = weather_call()
-    [round1] = answers(serve(line(first)))
+    [round1] = answers(serve(line(first), "--state-keys-file", str(keys)))
     assert list(round1["result"]["inputRequests"]) == ["login"]
     answer = {"login": {"action": "accept", "content": {"login": "ada", "units": "celsius"}}}
-    retry = weather_call(inputResponses=answer)
+    retry = weather_call(inputResponses=answer, requestState=round1["result"]["requestState"])
     assert retry["id"] != first["id"]
-    [round2] = answers(serve(line(retry)))
+    [round2] = answers(serve(line(retry), "--state-keys-file", str(keys)))
     assert round2["result"]["resultType"] == "complete"
     assert round2["result"]["content"][0]["text"].startswith("Hello ada!")
 

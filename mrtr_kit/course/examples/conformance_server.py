@@ -243,10 +243,13 @@ def register_mrtr_tools(server: McpServer) -> None:
     @server.tool(
         "test_input_required_result_elicitation",
         description="Asks your name (form elicitation), then greets you.",
+        # The missing-input, extra-params and validate-input scenarios send inputResponses
+        # with no requestState, and extra-params expects this tool to complete from them. The
+        # core drops answers on such a request (nothing was asked yet, MRTR-E3) unless the
+        # tool names the key: a greeting may act on a name nobody asked for.
+        stateless_answers=("user_name",),
     )
     def elicitation(ctx: RequestContext) -> Any:
-        # No requestState: the missing-input, extra-params and validate-input scenarios
-        # retry this tool with inputResponses alone, so it must complete from them.
         answer = ctx.form("user_name", NAME_QUESTION, NAME_FORM)  # checked (ELIC-14)
         if answer.needs_asking:  # absent, wrong key, or e.g. {"name": 5}: ask again (MRTR-E4)
             return ctx.input_required({"user_name": ask_name()})  # word for word, as in round 1

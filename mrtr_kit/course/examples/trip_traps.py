@@ -71,7 +71,8 @@ def make_plan_trip_forgetful(desk: HotelDesk) -> Any:
             return f"Trip to {city} cancelled. Nothing was reserved."
         when = dates.content
         question = room_question(city, when["start"], when["nights"])
-        room = ctx.form("room", question, room_form(when["nights"]))  # TRAP: no requestState
+        # TRAP: the dates are not kept in the state for the next round
+        room = ctx.form("room", question, room_form(when["nights"]))
         if room.needs_asking:
             return room.ask()
         if not room.accepted:

@@ -229,6 +229,21 @@ async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
             "confirm" in (nxt.get("inputRequests") or {}),
             "the booking retry should reach round 3 (the confirm question)",
         )
+        # The kit's server sends a requestState with every input_required; another server
+        # may send none (MRTR-S3 is a MAY). Such a result, built here, is only read: the
+        # retry must then carry no requestState key at all (MRTR-C2).
+        ask = {"message": "Log in", "requestedSchema": weather.LOGIN_FORM}
+        asks = {"login": {"method": "elicitation/create", "params": ask}}
+        stateless = {"resultType": "input_required", "inputRequests": asks}
+        sent = copy.deepcopy(first)
+        retry = _run_learner("make_retry", make_retry, sent, stateless, login, 9)
+        _expect(
+            isinstance(retry, dict), f"make_retry() returned {type(retry).__name__}, not a dict"
+        )
+        _expect(
+            "requestState" not in (retry.get("params") or {}),
+            "a result with no requestState: the retry must not send one (MRTR-C2)",
+        )
         return (
             "new id, same method, name and arguments, fresh _meta, the answers, and "
             "requestState echoed exactly or left out. Both servers took your retries."
@@ -261,10 +276,14 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
     server = McpServer("lesson-01-checkpoint", state_keys=KeyRing.generate())
     server.tool("favourite_colour", description="Asks for your favourite colour.")(handler)
 
-    async def call(input_responses: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def call(
+        input_responses: dict[str, Any] | None = None, state: str | None = None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"_meta": meta(FORM_CAPS), "name": "favourite_colour"}
         if input_responses is not None:
             params["inputResponses"] = input_responses
+        if state is not None:  # answers count only on the retry of the round that asked
+            params["requestState"] = state
         body = await _handle(
             server, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         )
@@ -294,15 +313,17 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
         assert field is not None
         _expect({ch.value for ch in field.choices} == set(COLOURS), f"offer {', '.join(COLOURS)}")
         _expect(field.required, "make 'colour' required")
-        picked = await call({"colour": {"action": "accept", "content": {"colour": "green"}}})
+        state = first.get("requestState")
+        green = {"colour": {"action": "accept", "content": {"colour": "green"}}}
+        picked = await call(green, state)
         _expect(picked.get("resultType") == "complete", "an accepted answer must complete the call")
         _expect("green" in result_text(picked), "the final text should name the chosen colour")
-        again = await call({})
+        again = await call({}, state)
         _expect(
             again.get("resultType") == "input_required",
             "a retry without the answer must ask again, not fail (MRTR-E4)",
         )
-        declined = await call({"colour": {"action": "decline"}})
+        declined = await call({"colour": {"action": "decline"}}, state)
         _expect(
             declined.get("resultType") in ("complete", "input_required"),
             "a declined form is an answer too: finish politely or ask again",

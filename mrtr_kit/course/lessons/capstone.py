@@ -485,7 +485,18 @@ def _forged(state: str) -> str | None:
     return prefix + b64url(claims.replace('"people":4', '"people":99').encode())
 
 
-async def _check_mrtr(app: Any) -> str:
+def _twin(path: Path, keys: KeyRing) -> Any:
+    """A second instance of the server in ``path``: a freshly loaded module (none of the first
+    instance's memory) given the same keys; None if its ``build_server`` takes no keys (it
+    would make its own, which the fleet item reports)."""
+    build = getattr(load_module(path), "build_server", None)
+    if not callable(build) or not takes_keys(build):
+        return None
+    return create_app(build(state_keys=keys))
+
+
+async def _check_mrtr(app: Any, twin: Any = None) -> str:
+    """``twin``: a second instance of the same server (``_twin``), for round 3 of book_table."""
     raw = _Raw(app)
     state_log = logging.getLogger("mrtr_kit.state")
     level = state_log.level
@@ -498,23 +509,26 @@ async def _check_mrtr(app: Any) -> str:
         if first.get("resultType") != "input_required":
             raise _Fail("round 1 of order_pizza has no resultType 'input_required' (MIG-5)")
         key = next(iter(first.get("inputRequests") or {}))
+        # Each retry below echoes round 1's state, as a client does (MRTR-C2): a server may
+        # ignore answers that come with no state of its own (the kit's does, MRTR-E3).
+        echo = {"requestState": first["requestState"]} if first.get("requestState") else {}
         answer = {"action": "accept", "content": {"size": "small"}}
         junk = {"action": "accept", "content": {"x": 1}}
         extra = await raw.call(
-            "order_pizza", PIZZA, inputResponses={key: answer, "unexpected_key": junk}
+            "order_pizza", PIZZA, inputResponses={key: answer, "unexpected_key": junk}, **echo
         )
         if _text(extra.get("result") or {}) != pizza_text("small"):
             raise _Fail(
                 "an unknown answer next to the right one was not ignored (MRTR-E3): it got "
                 f"{_outcome(extra)}"
             )
-        missing = await raw.call("order_pizza", PIZZA, inputResponses={"wrong_key": answer})
+        missing = await raw.call("order_pizza", PIZZA, inputResponses={"wrong_key": answer}, **echo)
         if (missing.get("result") or {}).get("resultType") != "input_required":
             raise _Fail(
                 "with the answer missing, order_pizza must ask again (MRTR-E4); it answered "
                 f"{_outcome(missing)}"
             )
-        bad = await raw.call("order_pizza", PIZZA, inputResponses={key: 12345})
+        bad = await raw.call("order_pizza", PIZZA, inputResponses={key: 12345}, **echo)
         if "error" not in bad and (bad.get("result") or {}).get("resultType") != "input_required":
             raise _Fail("a malformed answer (12345) completed the call (MRTR-E1)")
         second = await _round_two(raw)
@@ -525,6 +539,22 @@ async def _check_mrtr(app: Any) -> str:
                 "number of people kept? In the sealed state, not in memory (MIG-2)"
             )
         time_key = next(iter(second.get("inputRequests") or {}), "time")
+        at_seven = {time_key: {"action": "accept", "content": {"time": "19:00"}}}
+        third: dict[str, Any] = {}
+        if twin is not None:
+            other = _Raw(twin)
+            try:
+                third = await other.call(
+                    "book_table", TABLE, requestState=state, inputResponses=at_seven
+                )
+            finally:
+                await other.aclose()
+        if twin is not None and _text(third.get("result") or {}) != table_text(4, "19:00"):
+            raise _Fail(
+                "round 3 of book_table, sent to a second instance of your server (same keys, "
+                f"its own memory), got {_outcome(third)}, not the booking: where is the number "
+                "of people kept? In the sealed state, not in memory (MIG-2)"
+            )
         tampered = await raw.call(
             "book_table",
             TABLE,
@@ -544,14 +574,15 @@ async def _check_mrtr(app: Any) -> str:
                 raise _Fail(
                     "a client rewrote the number of people in requestState and the server "
                     "believed it: the state is not integrity-protected (MRTR-S4a). Use the "
-                    "default hmac codec, or aead"
+                    "default aead codec, or hmac"
                 )
     finally:
         state_log.setLevel(level)
         await raw.aclose()
     return (
         "resultType present; unknown answers ignored (MRTR-E3); a missing answer asked again "
-        "(MRTR-E4); a malformed one refused (MRTR-E1); a tampered requestState refused (MRTR-S4a)."
+        "(MRTR-E4); a malformed one refused (MRTR-E1); round 3 served by a second instance "
+        "(MIG-2); a tampered requestState refused (MRTR-S4a)."
     )
 
 
@@ -653,7 +684,7 @@ async def _check_official(path: Path, suite_dir: Path) -> Item:
     return Item(title, "pass", why)
 
 
-CHECKS: list[tuple[str, Callable[[Any], Any]]] = [
+CHECKS: list[tuple[str, Callable[..., Any]]] = [
     ("2. tools/list", _check_tools),
     ("3. order_pizza", _check_pizza),
     ("4. book_table", _check_table),
@@ -695,7 +726,8 @@ async def _gate(
     not_run = "not checked until item 1 passes"
     try:
         # One ring for this run's in-kernel checks; the fleet gets its own shared key.
-        server = build_from(path, KeyRing.generate())
+        keys = KeyRing.generate()
+        server = build_from(path, keys)
     except Exception as exc:  # the learner's file: any error is a finding, not a crash
         report.items.append(Item(TITLES[0], "fail", f"build_server() raised {exc!r}"))
         server = None
@@ -719,7 +751,11 @@ async def _gate(
     app = create_app(server)
     for title, check in CHECKS:
         try:
-            report.items.append(Item(title, "pass", await check(app)))
+            if check is _check_mrtr:  # round 3 goes to a second instance: its own memory
+                twin = _twin(path, keys)
+                report.items.append(Item(title, "pass", await _check_mrtr(app, twin)))
+            else:
+                report.items.append(Item(title, "pass", await check(app)))
         except _Fail as failure:
             report.items.append(Item(title, "fail", str(failure)))
     if fleet:

@@ -309,6 +309,8 @@ class RefundLab:
     @classmethod
     def build(
         cls,
+        # hmac, not the library's default (aead): the lesson reads what a state shows a client,
+        # and a tag alone leaves every claim readable (SEC-8); aead is one of the lesson's steps.
         codec: str | StateCodec = "hmac",
         *,
         keys: KeyRing | None = None,
