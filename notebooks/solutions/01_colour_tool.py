@@ -19,6 +19,8 @@ def favourite_colour(ctx):
     if answer is None:  # first round, or the answer went missing (MRTR-E4)
         question = elicit_form("Which colour do you like best?", COLOUR_FORM)
         return ctx.input_required({"colour": question})
-    if answer.action != "accept":  # declined or cancelled: finish politely
-        return "No colour chosen."
+    if answer.action == "decline":  # an explicit no: respect it (ELIC-6)
+        return "No colour, then: I will use the default theme."
+    if answer.action == "cancel":  # dismissed: nothing chosen; ask again another time (ELIC-6)
+        return "No colour chosen yet: ask me again when you want to pick one."
     return f"Your favourite colour is {answer.content['colour']}."

@@ -129,12 +129,32 @@ def _crashes_on_retry(ctx):
     return answer.content["shade"]
 
 
+def _asks_again_on_any_refusal(ctx):
+    """Issue 19: this used to pass; decline and cancel each get asked again."""
+    answer = ctx.elicitation("colour")
+    solved = solution("01_colour_tool", "favourite_colour")
+    if answer is not None and answer.action != "accept":
+        return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
+    return solved(ctx)
+
+
+def _asks_again_on_cancel(ctx):
+    answer = ctx.elicitation("colour")
+    solved = solution("01_colour_tool", "favourite_colour")
+    if answer is not None and answer.action == "cancel":
+        return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
+    return solved(ctx)
+
+
 @pytest.mark.parametrize(
     ("attempt", "message"),
     [
         (_never_asks, "must return input_required"),
         (_asks_with_text, "needs a choice 'colour'"),
         (_crashes_on_retry, "raised KeyError"),
+        # ELIC-6: decline is an explicit no, cancel a dismissal; neither re-asks.
+        (_asks_again_on_any_refusal, "after 'decline' your tool asked again; a decline is"),
+        (_asks_again_on_cancel, "after 'cancel' your tool asked again; a cancel means"),
     ],
 )
 def test_exercise_2_mistakes_are_named(attempt, message):

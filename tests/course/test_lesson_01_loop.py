@@ -139,10 +139,24 @@ MISTAKES = {
         "MRTR-C7 (KIT)",
     ),
     # RT-2 / RT-3: reading resultType
+    # Issue 19: the bare KeyError used to come without its rule.
     "treats a missing resultType as an error": (
         [(KIND, 'kind = result["resultType"]')],
-        "'a result without resultType': call_with_mrtr raised KeyError",
-        "",
+        "'a result without resultType': call_with_mrtr raised KeyError: 'resultType'; a result "
+        "may have no resultType, and a missing one means complete (RT-2)",
+        "RT-2",
+    ),
+    "raises on a missing resultType": (
+        [
+            (
+                KIND,
+                'kind = result.get("resultType")\n        if kind is None:\n'
+                '            raise ValueError("no resultType")',
+            )
+        ],
+        "call_with_mrtr raised ValueError: no resultType; a result without resultType is "
+        "complete (RT-2)",
+        "RT-2",
     ),
     "retries when resultType is missing": (
         [(KIND, 'kind = result.get("resultType", "input_required")')],

@@ -498,12 +498,21 @@ async def _run_loop(loop: Loop, server: _Server, params: dict[str, Any]) -> Any:
     return outcome
 
 
-def _learner_error(scenario: str, exc: BaseException) -> _NotYet | _NotDone:
+def _learner_error(scenario: str, exc: BaseException, rule: str = "") -> _NotYet | _NotDone:
+    """The loop raised where it should have returned: what it raised, and the rule the
+    scenario checks, so a bare ``KeyError: 'resultType'`` comes with its RT-2 hint."""
     if isinstance(exc, NotImplementedError):
         return _NotDone()
     text = f"{type(exc).__name__}: {exc}"
     if "coroutine" in text:
         text += " (did you forget to await send(...)?)"
+    if isinstance(exc, KeyError) and exc.args == ("resultType",):
+        text += (
+            "; a result may have no resultType, and a missing one means complete (RT-2): "
+            'read it with result.get("resultType", "complete")'
+        )
+    elif rule:
+        text += f"; {rule}"
     return _NotYet(f"'{scenario}': call_with_mrtr raised {text}")
 
 
@@ -518,7 +527,7 @@ async def _one(loop: Loop, server: _Server, call: _Call, params: dict[str, Any],
         if server.failure is not None:  # the loop caught _Broken's effects some other way
             raise _Broken(server.failure) from None
         if want != "raise":
-            raise _learner_error(server.scenario, exc) from None
+            raise _learner_error(server.scenario, exc, server.rule) from None
         endless = server.max_rounds < len(call.replies)
         if endless and len(call.rounds) < server.max_rounds:
             raise _NotYet(
