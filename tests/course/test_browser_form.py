@@ -54,7 +54,7 @@ NOTEBOOK = "01-the-basic-flow.ipynb"
 OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
 # Each notebook's last printed output: once it is there, Run All has finished.
 LAST_OUTPUT = {
-    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: write the loop above first.",
+    NOTEBOOK: "Not done yet: call_with_mrtr() still raises NotImplementedError.",
     OPTIONAL: "stopped - requests sent: 1",
 }
 # Caps, not speed claims: every wait below ends as soon as what it waits for is on the page.

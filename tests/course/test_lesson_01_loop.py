@@ -39,9 +39,13 @@ def check(loop):
     return asyncio.run(client_loop.check_call_with_mrtr(loop))
 
 
-def test_the_solution_passes():
+def test_the_solution_passes_and_books_a_table_on_the_kits_server():
+    """The checkpoint ends with the payoff: the learner's loop on the kit's real server."""
     verdict = check(loop_from(SOLUTION.read_text()))
     assert verdict.passed, verdict
+    assert "on the kit's lesson server, three rounds with sealed states: Booked Luigi's" in (
+        verdict.message
+    )
 
 
 def test_the_stub_is_not_done():

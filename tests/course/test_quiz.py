@@ -7,16 +7,24 @@ test in ``test_browser_form.py`` clicks one quiz for real).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
+import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lesson_files import LESSONS
 
+from mrtr_kit.course.examples import lessons
 from mrtr_kit.course.lessons.quizzes import LETTERS, QUIZZES, Option, Question, quiz
+from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
 from mrtr_kit.course.widgets.quiz import QuizView, inline_html, quiz_html, show_quiz
+from mrtr_kit.server.http import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_QUESTIONS = [
@@ -27,13 +35,70 @@ ALL_QUESTIONS = [
 CITED = re.compile(r"\b[A-Z]+-[A-Z]?\d+[a-z]?\b|\(KIT\)")
 
 
-def test_every_lesson_has_a_quiz_of_three_to_five_questions():
-    assert sorted(QUIZZES) == ["00", "01", "02", "03"]
-    for lesson, qz in QUIZZES.items():
-        assert qz.lesson == lesson
-        assert 3 <= len(qz.questions) <= 5, lesson
+def test_every_lesson_has_quizzes():
+    """Issue 19: quizzes after each main section; which sections, each lesson's test says."""
+    assert {qz.lesson for qz in QUIZZES.values()} >= {"00", "01", "01b", "02", "03"}
     with pytest.raises(KeyError, match="no quiz for lesson '09'"):
         quiz("09")
+
+
+@pytest.mark.parametrize("key", sorted(QUIZZES))
+def test_a_quiz_has_two_or_three_questions_after_a_section_up_to_five_at_a_lessons_end(key):
+    qz = quiz(key)
+    assert qz.key == key and key.split(".")[0] == qz.lesson
+    low, high = (2, 3) if qz.section else (2, 5)
+    assert low <= len(qz.questions) <= high, key
+
+
+def _lesson_client_namespace() -> dict[str, Any]:
+    """What a "predict the output" question of lessons 01 and 01b runs with: the lesson
+    server's widget client, as in the notebooks."""
+    return {
+        "client": widget_client(create_app(lessons.build_server())),
+        "start_tool_call": start_tool_call,
+    }
+
+
+# Per lesson, the names its "predict the output" code needs (add a line for a new lesson).
+PREDICT_SETUP: dict[str, Callable[[], dict[str, Any]]] = {
+    "01": _lesson_client_namespace,
+    "01b": _lesson_client_namespace,
+}
+PREDICT = [
+    pytest.param(q, id=f"{key}-q{n}")
+    for key, qz in sorted(QUIZZES.items())
+    for n, q in enumerate(qz.questions, 1)
+    if q.ask.startswith("Predict the output")
+]
+
+
+def _printed(lesson: str, code: str) -> str:
+    """Run ``code`` (top-level ``await`` allowed, as in a notebook cell); what it printed."""
+    namespace = PREDICT_SETUP[lesson]()
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    exec(f"async def _cell():\n{body}", namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        asyncio.run(namespace["_cell"]())
+    return out.getvalue().strip()
+
+
+def test_there_are_predict_the_output_questions():
+    assert len(PREDICT) >= 2
+
+
+@pytest.mark.parametrize("question", PREDICT)
+def test_a_predict_the_output_questions_right_answer_is_what_its_code_prints(question):
+    """Issue 19: the right option is computed by running the shown code, so it cannot drift;
+    every wrong option predicts something else."""
+    lesson = next(qz.lesson for qz in QUIZZES.values() if question in qz.questions)
+    assert question.code, "a predict-the-output question shows its code"
+    printed = _printed(lesson, question.code)
+    predicted = [re.match(r"`([^`]+)`", o.text) for o in question.options]
+    assert all(predicted), "each option starts with the output it predicts, in backticks"
+    right = predicted[question.answer][1]
+    assert printed == right, (printed, right)
+    assert sorted(p[1] for p in predicted).count(printed) == 1
 
 
 @pytest.mark.parametrize(("lesson", "n", "question"), ALL_QUESTIONS)
@@ -142,14 +207,22 @@ def test_the_view_is_built_from_the_data_only():
     assert "mrtr-quiz-02" in view.widget._dom_classes
 
 
-def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
-    """A notebook that has a quiz cell calls show_quiz with its own number (KIT layout)."""
-    for path in sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")):
-        cells = json.loads(path.read_text())["cells"]
-        calls = [
-            m.group(1)
-            for c in cells
-            if c["cell_type"] == "code"
-            for m in re.finditer(r"show_quiz\(\"(\d\d)\"\)", "".join(c["source"]))
-        ]
-        assert calls in ([], [path.name[:2]]), path.name
+@pytest.mark.parametrize(
+    "path", sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")), ids=lambda p: p.name.split("-")[0]
+)
+def test_a_notebook_shows_only_its_own_lessons_quizzes_each_once(path):
+    """A notebook's quiz cells show quizzes of its own lesson ("01b.2" in 01b-…), each once and
+    in section order, and every quiz of the lesson is shown (KIT layout)."""
+    lesson = path.name.split("-")[0]
+    cells = json.loads(path.read_text())["cells"]
+    calls = [
+        m.group(1)
+        for c in cells
+        if c["cell_type"] == "code"
+        for m in re.finditer(r"show_quiz\(\"([^\"]+)\"\)", "".join(c["source"]))
+    ]
+    assert all(key.split(".")[0] == lesson for key in calls), (path.name, calls)
+    mine = [qz for qz in QUIZZES.values() if qz.lesson == lesson]
+    assert sorted(calls) == sorted(qz.key for qz in mine), path.name
+    sections = [quiz(key).section or "~" for key in calls]  # the lesson's end quiz comes last
+    assert sections == sorted(sections), calls

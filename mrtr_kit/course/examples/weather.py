@@ -77,14 +77,11 @@ def get_weather(ctx: RequestContext) -> Any:
     login = ctx.form("login", question, LOGIN_FORM)  # checked against the form (ELIC-14)
     if login.needs_asking:  # no answer yet, or one that does not fit: ask (MRTR-E4)
         return login.ask()  # after a bad answer, the message says what was wrong
-    if login.declined:
-        # ELIC-6: an explicit "no". Respect it: no second question, an alternative instead.
+    if login.declined:  # an explicit no: respect it, offer an alternative (ELIC-6)
         return DECLINED.format(city=city, public=fake_weather.describe(city, 0))
-    if login.cancelled:
-        # ELIC-6: dismissed without a choice (closed, Escape). Nothing done; they may come back.
+    if login.cancelled:  # dismissed: nothing done, ask again later (ELIC-6)
         return CANCELLED.format(city=city)
-    # ELIC-16: a name typed into a form is not an identity. It only personalises the text;
-    # anything that grants access must use the authenticated principal (ctx.principal).
+    # ELIC-16: a typed name is not an identity; it only personalises the text.
     name, units = login.content["login"], login.content.get("units", "celsius")
     return f"Hello {name}! Weather now in {fake_weather.describe(city, 0, units)}."
 

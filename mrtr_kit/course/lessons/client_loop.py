@@ -616,8 +616,29 @@ async def check_call_with_mrtr(call_with_mrtr: Loop) -> Checkpoint:
         return Checkpoint("not done", "call_with_mrtr() still raises NotImplementedError.")
     except _NotYet as exc:
         return Checkpoint("not yet", str(exc))
+    booked = await _on_the_lesson_server(call_with_mrtr)
+    if not booked.startswith("Booked"):
+        return Checkpoint("not yet", f"the scripted servers passed, the kit's server: {booked}")
     return Checkpoint(
-        "passed", f"{len(scenarios)} scripted servers took your loop: " + "; ".join(RULES) + "."
+        "passed",
+        f"{len(scenarios)} scripted servers took your loop: "
+        + "; ".join(RULES)
+        + f". And on the kit's lesson server, three rounds with sealed states: {booked}",
+    )
+
+
+async def _on_the_lesson_server(call_with_mrtr: Loop) -> str:
+    """The payoff: the learner's loop books a table on the kit's real server core."""
+    from mrtr_kit.course.examples import lessons  # the examples import this package
+
+    answer = answers_from({"details": {"party": 2, "when": "2026-10-10"}, "confirm": {"ok": True}})
+    params = {
+        "_meta": meta(FORM_CAPS),
+        "name": "book_table",
+        "arguments": {"restaurant": "Luigi's"},
+    }
+    return await run_your_loop(
+        call_with_mrtr, core_sender(lessons.build_server()), answer, "tools/call", params
     )
 
 
