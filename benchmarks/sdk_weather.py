@@ -20,7 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 
 from mrtr_kit.course.examples import fake_weather
-from mrtr_kit.course.examples.weather import LOGIN_FORM
+from mrtr_kit.course.examples.weather import CANCELLED, DECLINED, LOGIN_FORM
 from mrtr_kit.server.http import bind_tcp
 
 
@@ -38,12 +38,14 @@ def build_server() -> MCPServer:
         answer: Any = (ctx.input_responses or {}).get("login")
         if not isinstance(answer, ElicitResult):
             return InputRequiredResult(input_requests={"login": ask_login(city)})
-        if answer.action == "cancel":
-            return f"No forecast for {city}: sign-in was cancelled."
+        if answer.action == "decline":  # ELIC-6: respect the "no", offer an alternative
+            return DECLINED.format(city=city, public=fake_weather.describe(city, 0))
+        if answer.action == "cancel":  # ELIC-6: dismissed; they may ask again later
+            return CANCELLED.format(city=city)
         content = answer.content or {}
         login = content.get("login")
-        if answer.action == "decline" or not isinstance(login, str) or not 3 <= len(login) <= 32:
-            why = "The weather service only answers signed-in users."
+        if not isinstance(login, str) or not 3 <= len(login) <= 32:
+            why = "Please check your answer: login must be 3 to 32 characters."
             return InputRequiredResult(input_requests={"login": ask_login(city, why)})
         units = str(content.get("units", "celsius"))
         return f"Hello {login}! Weather now in {fake_weather.describe(city, 0, units)}."

@@ -14,8 +14,9 @@ handler may return ``None`` to refuse: there is nothing to send, so the call sto
 What this module checks, each in one place:
 
 * one answer against the request it answers (ELIC-14) — ``check_answer``;
-* the answers of a retry as a set: every requested key and nothing else, each a JSON object
-  (MRTR-C1, MRTR-C6) — ``retry_answers``, which ``MrtrCall.retry_request`` applies;
+* the answers of a retry as a set: every requested key (MRTR-C1, MRTR-C6) and, the kit's
+  choice (KIT), nothing else, each a JSON object — ``retry_answers``, which
+  ``MrtrCall.retry_request`` applies;
 * what giving no answer means (MRTR-C8) — ``refusal``.
 """
 
@@ -143,6 +144,26 @@ def check_answer(request: dict[str, Any], answer: Any) -> dict[str, Any]:
     return _validate(ListRootsResult, wire, "ListRootsResult", theirs=False).to_wire()
 
 
+def answer_set_problem(asked: list[str], missing: list[str], unexpected: list[str]) -> str:
+    """What is wrong with a retry's set of answers, saying which part is the spec's rule and
+    which the kit's choice."""
+    parts = []
+    if missing:
+        # The spec's rule: every requested key is answered before the retry (MRTR-C1, MRTR-C6).
+        parts.append(
+            f"no answer for {missing}: a client must answer every requested key of the "
+            f"latest inputRequests {asked} before retrying (MRTR-C1, MRTR-C6)"
+        )
+    if unexpected:
+        # Only the kit's choice: the spec asks servers to ignore extras (MRTR-E3); an extra
+        # key is usually an answer meant for another call or an earlier round (MRTR-C4).
+        parts.append(
+            f"answers nobody asked for {unexpected}: this client does not send them (KIT; "
+            "the spec only says a server SHOULD ignore them, MRTR-E3)"
+        )
+    return "; ".join(parts)
+
+
 def retry_answers(
     requests: Mapping[str, dict[str, Any]],
     answers: Mapping[str, Any] | None,
@@ -151,20 +172,18 @@ def retry_answers(
     """The ``inputResponses`` of a retry that answers ``requests`` (the latest
     ``inputRequests``), or ``None`` for a state-only round, which sends none.
 
-    ``InvalidAnswers`` unless ``answers`` has exactly the requested keys (MRTR-C1, MRTR-C6)
-    and each answer is a JSON object. ``check(request, answer)`` validates one answer and
-    returns its wire form (``check_answer``: ELIC-14).
+    ``InvalidAnswers`` unless ``answers`` has every requested key (MRTR-C1, MRTR-C6), no
+    other (KIT: servers ignore extras, MRTR-E3), and each answer is a JSON object.
+    ``check(request, answer)`` validates one answer and returns its wire form
+    (``check_answer``: ELIC-14).
     """
     given = dict(answers or {})
     asked = set(requests)
     missing = asked - set(given)
     unexpected = set(given) - asked
     if missing or unexpected:
-        # MRTR-C1/C6: every requested key answered; MRTR-C4/C6: nothing else — an extra key
-        # is usually an answer meant for another call or an earlier round.
         raise InvalidAnswers(
-            f"answers must cover exactly the requested keys {sorted(asked)}; "
-            f"missing {sorted(missing)}, unexpected {sorted(unexpected)} (MRTR-C1, MRTR-C6)",
+            answer_set_problem(sorted(asked), sorted(missing), sorted(unexpected)),
             missing=missing,
             unexpected=unexpected,
         )

@@ -2,13 +2,7 @@
 BOOKING_FORM = {
     "type": "object",
     "properties": {
-        "party": {
-            "type": "integer",
-            "title": "Party size",
-            "minimum": 1,
-            "maximum": 8,
-            "default": 2,
-        },
+        "party": {"type": "integer", "title": "Party", "minimum": 1, "maximum": 8, "default": 2},
         "date": {"type": "string", "title": "Date", "format": "date"},
         "diet": {
             "type": "array",

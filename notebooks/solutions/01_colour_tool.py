@@ -3,13 +3,7 @@ from mrtr_kit.server.context import elicit_form
 
 COLOUR_FORM = {
     "type": "object",
-    "properties": {
-        "colour": {
-            "type": "string",
-            "title": "Favourite colour",
-            "enum": ["red", "green", "blue"],
-        }
-    },
+    "properties": {"colour": {"type": "string", "enum": ["red", "green", "blue"]}},
     "required": ["colour"],
 }
 
@@ -17,8 +11,9 @@ COLOUR_FORM = {
 def favourite_colour(ctx):
     answer = ctx.elicitation("colour")
     if answer is None:  # first round, or the answer went missing (MRTR-E4)
-        question = elicit_form("Which colour do you like best?", COLOUR_FORM)
-        return ctx.input_required({"colour": question})
-    if answer.action != "accept":  # declined or cancelled: finish politely
-        return "No colour chosen."
+        return ctx.input_required({"colour": elicit_form("Which colour do you like?", COLOUR_FORM)})
+    if answer.action == "decline":  # an explicit no: respect it (ELIC-6)
+        return "No colour, then: I will use the default theme."
+    if answer.action == "cancel":  # dismissed: nothing chosen; ask again another time (ELIC-6)
+        return "No colour chosen yet: ask me again when you want to pick one."
     return f"Your favourite colour is {answer.content['colour']}."

@@ -54,7 +54,7 @@ NOTEBOOK = "01-the-basic-flow.ipynb"
 OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
 # Each notebook's last printed output: once it is there, Run All has finished.
 LAST_OUTPUT = {
-    NOTEBOOK: "call_with_mrtr() still raises NotImplementedError: write the loop above first.",
+    NOTEBOOK: "Not done yet: call_with_mrtr() still raises NotImplementedError.",
     OPTIONAL: "stopped - requests sent: 1",
 }
 # Caps, not speed claims: every wait below ends as soon as what it waits for is on the page.
@@ -289,27 +289,20 @@ def test_a_field_that_fails_validation_then_a_valid_accept_completes_the_call(
     screenshot(page, "01-form-accepted")
 
 
-def test_declining_gets_the_servers_new_question_and_cancel_ends_the_call(
+def test_declining_is_sent_and_the_tool_offers_the_public_forecast_without_asking_again(
     shared_run: tuple[Any, Any],
 ) -> None:
+    """ELIC-6: a decline is an explicit "no": the weather tool completes with an alternative."""
     expect = _sync_api().expect
     page, panel = shared_run
     flow = try_it_flow(panel)
 
     flow.get_by_role("button", name="Decline").click()
-    # The weather server answers a decline with input_required again, saying why.
-    expect(flow.locator(".mrtr-form")).to_contain_text(
-        "The weather service only answers signed-in users.", timeout=EVENTUALLY_MS
-    )
-    expect(flow.locator(".mrtr-status")).to_contain_text("Round 2:")
-    screenshot(page, "01-form-declined")
-
-    flow.get_by_role("button", name="Cancel").click()
     expect(flow.locator(".mrtr-result")).to_contain_text(
-        "No forecast for Lisbon: sign-in was cancelled.", timeout=EVENTUALLY_MS
+        "You chose not to sign in, so no personal forecast for Lisbon.", timeout=EVENTUALLY_MS
     )
-    expect(flow.locator(".mrtr-status")).to_contain_text("Complete after 3 round(s).")
-    screenshot(page, "01-form-cancelled")
+    expect(flow.locator(".mrtr-status")).to_contain_text("Complete after 2 round(s).")
+    screenshot(page, "01-form-declined")
 
 
 def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_completes_the_call(

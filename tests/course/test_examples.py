@@ -15,6 +15,7 @@ from mrtr_kit.course.examples import (
     EXAMPLES,
     booking,
     deprecated_inputs,
+    fake_weather,
     lessons,
     travel_guide,
     weather,
@@ -130,31 +131,30 @@ def test_weather_completes_with_an_accepted_login():
     assert "°F" in text_of(res)
 
 
-def test_weather_reasks_after_a_decline_and_explains_why():
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_weather_ends_on_decline_and_cancel_without_asking_again(action):
+    """ELIC-6: decline is an explicit "no" (respect it, offer an alternative); cancel is a
+    dismissal (nothing done, the user may ask again later). Neither re-asks in the same call,
+    and neither is an error of the tool (ELIC-8)."""
     res = result(
         call_tool(
             weather.build_server(),
             "get_weather",
             {"city": "Oslo"},
-            inputResponses={"login": {"action": "decline"}},
+            inputResponses={"login": {"action": action}},
         )
     )
-    key, req = only_request(res)
-    assert key == "login"
-    assert "only answers signed-in users" in req["params"]["message"]
-
-
-def test_weather_stops_politely_on_cancel():
-    res = result(
-        call_tool(
-            weather.build_server(),
-            "get_weather",
-            {"city": "Oslo"},
-            inputResponses={"login": {"action": "cancel"}},
-        )
-    )
-    assert "cancelled" in text_of(res)
+    assert res["resultType"] == "complete", res
     assert not res.get("isError")
+    if action == "decline":  # the alternative: the public forecast, no personal greeting
+        assert text_of(res) == weather.DECLINED.format(
+            city="Oslo", public=fake_weather.describe("Oslo")
+        )
+        assert "Hello" not in text_of(res)
+    else:
+        assert text_of(res) == "No forecast for Oslo: the sign-in was dismissed. " + (
+            "Ask again when you want to sign in."
+        )
 
 
 @pytest.mark.parametrize(

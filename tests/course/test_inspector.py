@@ -14,8 +14,8 @@ The tests, each in a fresh browser context: connect, Tools, ``get_weather``, Exe
 form appears in Inspector's elicitation dialog (badge ``input_required``); then
 
 * fill the login and Submit: the forecast for that login shows;
-* Decline: the server asks again, saying why (the weather tool's decline handling), then Cancel:
-  the tool's polite "sign-in was cancelled" result shows;
+* Decline: the tool respects the "no" and offers the public forecast instead, without asking
+  again (ELIC-6);
 * ``book_table``, which carries its progress in a sealed requestState: Decline, and the tool says
   nothing was booked.
 
@@ -258,20 +258,20 @@ def test_inspector_fills_the_weather_form_and_shows_the_forecast(
     assert retry["outcome"] == "complete"
 
 
-def test_inspector_declines_then_cancels_and_the_tool_says_so(page: Any, lessons: Server) -> None:
-    """MRTR-C8: decline and cancel are answers, each sent in a retry with a new id."""
+def test_inspector_declines_and_the_tool_offers_the_public_forecast(
+    page: Any, lessons: Server
+) -> None:
+    """MRTR-C8: decline is an answer, sent in a retry with a new id; ELIC-6: the tool respects
+    the "no" with an alternative and does not ask again."""
     before = len(lessons.calls("get_weather"))
     page.get_by_role("button", name="Execute Tool").click()
     form_dialog(page, QUESTION).get_by_role("button", name="Decline").click()
-    # The weather tool answers a decline by asking again, saying why.
-    again = form_dialog(page, "The weather service only answers signed-in users.")
-    again.get_by_role("button", name="Cancel").click()
-    result_text(page, f"No forecast for {CITY}: sign-in was cancelled.")
-    # Round 1, the retry carrying decline, the retry carrying cancel.
+    result_text(page, f"You chose not to sign in, so no personal forecast for {CITY}.")
+    # Round 1, then the retry carrying decline, which completes.
     rounds = lessons.calls("get_weather")[before:]
-    assert [r["answers"] for r in rounds] == [{}, {"login": "decline"}, {"login": "cancel"}]
-    assert len({r["id"] for r in rounds}) == 3
-    assert [r["outcome"] for r in rounds] == ["input_required", "input_required", "complete"]
+    assert [r["answers"] for r in rounds] == [{}, {"login": "decline"}]
+    assert len({r["id"] for r in rounds}) == 2
+    assert [r["outcome"] for r in rounds] == ["input_required", "complete"]
 
 
 def test_inspector_echoes_book_tables_request_state_and_the_server_verifies_it(

@@ -70,21 +70,28 @@ async def test_weather_form_problem_then_accept_completes_in_two_rounds():
 
 
 @in_loop
-async def test_decline_is_an_answer_and_the_server_asks_again_then_cancel_ends_it():
+async def test_decline_and_cancel_are_answers_and_each_ends_the_call_without_a_new_question():
+    """ELIC-6: decline gets the alternative (the public forecast), cancel a "dismissed, ask
+    again later"; MRTR-C8: each refusal is still sent as an answer, in a retry."""
     async with lesson_client() as client:
-        flow = await start_tool_call(client, "get_weather", {"city": "Oslo"})
-        flow._trace.selected_index = 0  # the trace is open: every round refreshes it
-        assert "call 1 · round 1" in flow._trace_html.value
-        flow.form.decline()
-        assert await flow.settled() == "input_required"
-        assert "call 1 · round 2" in flow._trace_html.value
-        assert flow.form.params.message.startswith("The weather service only answers")
-        flow.form.cancel()
-        assert await flow.settled() == "complete"
-        assert flow.text == "No forecast for Oslo: sign-in was cancelled."
-        answers = [p.get("inputResponses") for p in sent_params(flow)]
-        # MRTR-C8: declining is not failing: each refusal was still sent as an answer.
-        assert answers == [None, {"login": {"action": "decline"}}, {"login": {"action": "cancel"}}]
+        declined = await start_tool_call(client, "get_weather", {"city": "Oslo"})
+        declined._trace.selected_index = 0  # the trace is open: every round refreshes it
+        assert "call 1 · round 1" in declined._trace_html.value
+        declined.form.decline()
+        assert await declined.settled() == "complete"
+        assert "call 1 · round 2" in declined._trace_html.value
+        assert declined.text.startswith("You chose not to sign in, so no personal forecast")
+        cancelled = await start_tool_call(client, "get_weather", {"city": "Oslo"})
+        cancelled.form.cancel()
+        assert await cancelled.settled() == "complete"
+        assert cancelled.text.startswith("No forecast for Oslo: the sign-in was dismissed.")
+        answers = [p.get("inputResponses") for f in (declined, cancelled) for p in sent_params(f)]
+        assert answers == [
+            None,
+            {"login": {"action": "decline"}},
+            None,
+            {"login": {"action": "cancel"}},
+        ]
 
 
 @in_loop
@@ -277,3 +284,38 @@ async def test_a_flow_starts_once():
         flow = await start_tool_call(client, "get_weather", {"city": "Lima"})
         with pytest.raises(RuntimeError, match="started already"):
             await flow.start()
+
+
+@in_loop
+async def test_a_cell_written_for_round_1_after_a_hand_answer_says_what_happened_and_what_to_do():
+    """Issue 19 (browser): a learner answers 01 §4's form by hand, then runs the next 'from
+    code' cell. Not a raw KeyError or 'a ElicitationForm': the call moved on, re-run its cell."""
+    async with lesson_client() as client:
+        table = await start_tool_call(client, "book_table", {"restaurant": "Luigi's"})
+        table.form.fill(party=2, when="2026-09-02").accept()  # the learner's click
+        assert await table.settled() == "input_required"
+        with pytest.raises(KeyError) as info:  # the cell written for round 1
+            table.form.fill(party=4, when="2026-09-01")
+        said = str(info.value)
+        assert said.startswith("no field 'party' in this form: it asks 'confirm'")
+        assert "answered an earlier form of this call by hand" in said
+        assert "re-run the cell that started the call" in said
+        table.form.accept()  # the learner confirms by hand too
+        assert await table.settled() == "complete"
+        with pytest.raises(RuntimeError) as done:
+            table.form  # noqa: B018
+        said = str(done.value)
+        assert "not an ElicitationForm" in said and "a ElicitationForm" not in said
+        assert "answered already" in said and "re-run the cell that started the call" in said
+
+
+@in_loop
+async def test_a_decline_shows_sent_decline_on_the_locked_form():
+    """Issue 19 (cosmetic): the declined form stays in view, saying what was sent."""
+    async with lesson_client() as client:
+        flow = await start_tool_call(client, "get_weather", {"city": "Lima"})
+        form = flow.form
+        form.decline()
+        assert await flow.settled() == "complete"
+        assert "Sent: decline" in form.status.value
+        assert "\nSent: login: decline\nresult: You chose not to sign in" in flow.describe()

@@ -129,12 +129,32 @@ def _crashes_on_retry(ctx):
     return answer.content["shade"]
 
 
+def _asks_again_on_any_refusal(ctx):
+    """Issue 19: this used to pass; decline and cancel each get asked again."""
+    answer = ctx.elicitation("colour")
+    solved = solution("01_colour_tool", "favourite_colour")
+    if answer is not None and answer.action != "accept":
+        return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
+    return solved(ctx)
+
+
+def _asks_again_on_cancel(ctx):
+    answer = ctx.elicitation("colour")
+    solved = solution("01_colour_tool", "favourite_colour")
+    if answer is not None and answer.action == "cancel":
+        return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
+    return solved(ctx)
+
+
 @pytest.mark.parametrize(
     ("attempt", "message"),
     [
         (_never_asks, "must return input_required"),
         (_asks_with_text, "needs a choice 'colour'"),
         (_crashes_on_retry, "raised KeyError"),
+        # ELIC-6: decline is an explicit no, cancel a dismissal; neither re-asks.
+        (_asks_again_on_any_refusal, "after 'decline' your tool asked again; a decline is"),
+        (_asks_again_on_cancel, "after 'cancel' your tool asked again; a cancel means"),
     ],
 )
 def test_exercise_2_mistakes_are_named(attempt, message):
@@ -402,22 +422,41 @@ def test_following_the_solution_sentence_passes_the_checkpoint(path, filename, c
     assert verdict.passed, verdict
 
 
-def test_the_learners_loop_runs_against_the_real_server_after_the_checkpoint():
-    """The cell after the loop exercise runs the learner's loop on the kit's server; with the stub
-    it says so instead of failing, so the stored notebook shows that note."""
+def test_the_learners_loop_runs_against_the_real_server_in_the_checkpoint():
+    """The loop's checkpoint also runs it on the kit's server (test_lesson_01_loop.py), so no
+    extra cell follows it: the stored stub's checkpoint says not done, with no traceback."""
     all_cells = cells()
-    [i] = [k for k, c in enumerate(all_cells) if "run_your_loop(call_with_mrtr" in c.source]
-    assert all_cells[i - 2].source == "await check_call_with_mrtr(call_with_mrtr)"
-    assert "write the loop above first" in outputs_text(all_cells[i])
+    [i] = [
+        k
+        for k, c in enumerate(all_cells)
+        if c.source == "await check_call_with_mrtr(call_with_mrtr)"
+    ]
+    assert "still raises NotImplementedError" in outputs_text(all_cells[i])
+    assert not any("run_your_loop(" in c.source for c in all_cells)
 
 
-@pytest.mark.parametrize(("path", "lesson"), [(WHY, "00"), (NOTEBOOK, "01")], ids=["00", "01"])
-def test_a_self_check_quiz_closes_00_and_01s_core(path, lesson):
+# Issue 19: a self-check after each main section, where it sits (the quiz keys name the section).
+SECTION_QUIZZES = {
+    WHY: {"00.1": "## 1.", "00.2": "## 2."},
+    NOTEBOOK: {"01.2": "## 2.", "01": "## 5."},
+    OPTIONAL: {"01b.2": "## 2.", "01b.5": "## 5.", "01b.7": "## 7."},
+}
+
+
+@pytest.mark.parametrize("path", list(SECTION_QUIZZES), ids=lambda p: p.stem)
+def test_a_self_check_follows_each_main_section(path):
+    """Each quiz cell comes at the end of its section, led in by the same short line, and shows
+    its text form (for GitHub) in the stored output."""
     all_cells = cells(path)
-    [i] = [k for k, c in enumerate(all_cells) if c.source == f'show_quiz("{lesson}")']
-    assert all_cells[i - 1].source.startswith("## Self-check")
-    assert len(all_cells) - i <= 4  # near the end: only closing notes after it
-    assert "Self-check ·" in outputs_text(all_cells[i])  # the text form, for GitHub
+    for key, section in SECTION_QUIZZES[path].items():
+        [i] = [k for k, c in enumerate(all_cells) if c.source == f'show_quiz("{key}")']
+        assert all_cells[i - 1].source.startswith("**Self-check.** Click a letter")
+        headings = [c.source for c in all_cells[:i] if c.source.startswith("## ")]
+        assert headings[-1].startswith(section), (key, headings[-1][:30])
+        rest = all_cells[i + 1 :]
+        end = next((k for k, c in enumerate(rest) if c.source.startswith("## ")), len(rest))
+        assert all(c.cell_type == "markdown" for c in rest[:end]), key  # the section's last cell
+        assert "Self-check ·" in outputs_text(all_cells[i])
 
 
 def test_the_first_form_says_it_becomes_live_when_the_cell_runs():
@@ -508,3 +547,117 @@ def test_the_reading_time_script_counts_prose_code_outputs_and_exercise_headings
     assert counted == (7, 1, 300, 2, 200)
     assert (r.exercises, r.exercise_minutes, r.optional) == (1, 7, True)
     assert r.read_minutes == pytest.approx(300 / 200 + 2 / 100 + 200 / 200 + 25 / 60)
+
+
+# -- issue 19: the errors a review found, each pinned where a test can see it ---------------------
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def code_cell(path, start):
+    [cell] = [c for c in cells(path) if c.cell_type == "code" and c.source.startswith(start)]
+    return cell
+
+
+def test_error_2_the_weather_handler_shown_in_01_respects_decline_and_cancel():
+    """ELIC-6: decline is an explicit no (respect it, offer an alternative), cancel a dismissal
+    (ask again later); the handler the lesson prints asks again after neither."""
+    shown = outputs_text(code_cell(NOTEBOOK, "print(inspect.getsource(weather.get_weather))"))
+    declined = shown.split("if login.declined:", 1)[1].split("if login.cancelled:", 1)
+    assert "return DECLINED" in declined[0] and "ask(" not in declined[0]
+    assert "return CANCELLED" in declined[1].split("\n\n")[0]
+    assert "only answers signed-in users" not in shown
+    prose = flat(text_of("markdown"))
+    assert (
+        "a decline gets the public forecast instead, a cancel a note that you can ask again "
+        "later (ELIC-6)"
+    ) in prose
+
+
+def test_error_3_lesson_00_says_once_what_fixes_the_push_style_and_that_mrtr_needs_none():
+    prose = flat(text_of("markdown", WHY))
+    assert "no shared session can hand it an answer" not in prose
+    assert "even with shared sessions" not in prose
+    assert (
+        "Only sticky routing, or a shared store or message bus that forwards the answer to the "
+        'waiting process (the spec\'s "shared storage layer"), would. MRTR needs neither.'
+    ) in prose
+    assert "A shared session does not fix that; sticky routing, or a shared store or bus" in prose
+    from mrtr_kit.course.lessons.quizzes import quiz
+
+    fixes = quiz("00.1").questions[1]
+    right = fixes.options[fixes.answer].text
+    assert "shared store or message bus that forwards each answer" in right
+    assert "With MRTR neither is needed" in right
+    assert "needs sticky routing or a shared store" not in quiz("00.1").text()
+
+
+def test_error_4_the_form_subset_is_the_specs_and_only_the_kits_check_is_kit():
+    prose = flat(text_of("markdown", OPTIONAL))
+    assert "inside a flat subset (ELIC-5 (KIT))" not in prose
+    assert "stays inside the spec's flat subset, which the kit also checks (ELIC-5 (KIT))" in prose
+    assert "That subset is the spec's; the kit's own check of it is KIT" in prose
+
+
+def test_error_5_the_client_obligations_are_the_specs_four_and_refusing_extras_is_the_kits():
+    opening = flat(cells()[0].source)
+    assert "MRTR-C1…C7" not in opening
+    assert "what the spec asks of a client (MRTR-C1…C4)" in opening
+    assert "the kit's round cap (MRTR-C7 (KIT))" in opening
+    failed = code_cell(NOTEBOOK, "c1 = await client.begin_tool_call")
+    [error] = [o for o in failed.outputs if o.output_type == "error"]
+    assert (
+        "must answer every requested key" in error.evalue and "(MRTR-C1, MRTR-C6)" in error.evalue
+    )
+    assert "exactly the requested keys" not in error.evalue
+    prose = flat(text_of("markdown"))
+    assert "answers must cover exactly the requested keys" not in prose
+    assert "it also refuses one nobody asked for, the kit's choice (KIT)" in prose
+    assert "servers ignore those (MRTR-E3)" in prose
+
+
+def test_error_7_quiz_01_speaks_of_two_requested_keys_not_two_fields_of_one_form():
+    from mrtr_kit.course.lessons.quizzes import QUIZZES
+
+    everything = "\n".join(qz.text() for key, qz in QUIZZES.items() if qz.lesson == "01")
+    assert "`login` and `units`" not in everything
+    assert "two keys in `inputRequests`, `details` and `confirm`" in everything
+
+
+def test_error_9_01b_cites_the_right_rule_the_card_text_agrees_and_binder_opens_00():
+    opening = flat(cells(OPTIONAL)[0].source)
+    assert "which travel the same way (MRTR-C8)" not in opening
+    assert "which a server asks for over MRTR too (MRTR-0)" in opening
+    prose = flat(text_of("markdown", OPTIONAL))
+    assert "the full link and the host it leads to. Press **Go to the page**" not in prose
+    assert (
+        "shows who asks, the full address as text and the host it leads to. Press **Go to the "
+        "page**: the card sends `accept` at once and only then shows a link you can click"
+    ) in prose
+    readme = flat((ROOT / "README.md").read_text())
+    assert "which opens lesson 01:" not in readme
+    link = readme.split("It prints a link of this form, which opens lesson 00:", 1)[1]
+    assert link.split("```", 2)[1].strip().endswith("notebooks/00-why-mrtr.ipynb")
+
+
+@pytest.mark.parametrize("path", [WHY, NOTEBOOK, OPTIONAL], ids=lambda p: p.stem)
+def test_a_lesson_with_widgets_says_what_a_page_reload_does_to_them(path):
+    """Issue 19 (browser): after a reload every widget shows 'model not found'; the header says
+    so and what to do."""
+    opening = flat(cells(path)[0].source)
+    assert '"model not found"' in opening
+    assert re.search(r"until you run (its cell|their cells) again", opening), opening[-300:]
+
+
+def test_01b_shows_one_retry_on_the_wire_request_then_answer():
+    """Issue 19: after 01, the retry stays visible in 01b as JSON, the request then the answer,
+    with the state echoed when the server sent one (MRTR-C2)."""
+    request = code_cell(OPTIONAL, "server = weather.build_server()")
+    assert request.source.rstrip().endswith("show(retry(3, ada), hide_meta=True)")
+    sent = outputs_text(request)
+    assert '"method": "tools/call"' in sent and '"inputResponses"' in sent and '"id": 3' in sent
+    answer = code_cell(OPTIONAL, "show((await server.handle(retry(3, ada))).body")
+    assert '"resultType": "complete"' in outputs_text(answer)
+    assert 'again["requestState"] = state' in request.source

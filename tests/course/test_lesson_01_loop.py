@@ -39,9 +39,13 @@ def check(loop):
     return asyncio.run(client_loop.check_call_with_mrtr(loop))
 
 
-def test_the_solution_passes():
+def test_the_solution_passes_and_books_a_table_on_the_kits_server():
+    """The checkpoint ends with the payoff: the learner's loop on the kit's real server."""
     verdict = check(loop_from(SOLUTION.read_text()))
     assert verdict.passed, verdict
+    assert "on the kit's lesson server, three rounds with sealed states: Booked Luigi's" in (
+        verdict.message
+    )
 
 
 def test_the_stub_is_not_done():
@@ -139,10 +143,24 @@ MISTAKES = {
         "MRTR-C7 (KIT)",
     ),
     # RT-2 / RT-3: reading resultType
+    # Issue 19: the bare KeyError used to come without its rule.
     "treats a missing resultType as an error": (
         [(KIND, 'kind = result["resultType"]')],
-        "'a result without resultType': call_with_mrtr raised KeyError",
-        "",
+        "'a result without resultType': call_with_mrtr raised KeyError: 'resultType'; a result "
+        "may have no resultType, and a missing one means complete (RT-2)",
+        "RT-2",
+    ),
+    "raises on a missing resultType": (
+        [
+            (
+                KIND,
+                'kind = result.get("resultType")\n        if kind is None:\n'
+                '            raise ValueError("no resultType")',
+            )
+        ],
+        "call_with_mrtr raised ValueError: no resultType; a result without resultType is "
+        "complete (RT-2)",
+        "RT-2",
     ),
     "retries when resultType is missing": (
         [(KIND, 'kind = result.get("resultType", "input_required")')],

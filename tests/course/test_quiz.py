@@ -7,16 +7,24 @@ test in ``test_browser_form.py`` clicks one quiz for real).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import html
+import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lesson_files import LESSONS
 
+from mrtr_kit.course.examples import lessons
 from mrtr_kit.course.lessons.quizzes import LETTERS, QUIZZES, Option, Question, quiz
+from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
 from mrtr_kit.course.widgets.quiz import QuizView, inline_html, quiz_html, show_quiz
+from mrtr_kit.server.http import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_QUESTIONS = [
@@ -37,10 +45,10 @@ NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob("[0-9][0-9]*-*.ipyn
 
 @pytest.mark.parametrize("key", sorted(QUIZZES))
 def test_each_quiz_belongs_to_a_lesson_and_has_its_size(key):
-    """A quiz at a lesson's end has 3 to 5 questions; one after a section, 2 or 3 (issue 19)."""
+    """A quiz at a lesson's end has 2 to 5 questions; one after a section, 2 or 3 (issue 19)."""
     qz = QUIZZES[key]
     assert qz.key == key and qz.lesson in NOTEBOOK_LESSONS, key
-    low, high = (2, 3) if qz.section else (3, 5)
+    low, high = (2, 3) if qz.section else (2, 5)
     assert low <= len(qz.questions) <= high, key
 
 
@@ -55,15 +63,32 @@ def test_an_unknown_quiz_is_a_key_error():
         quiz("09")
 
 
+def _lesson_client_namespace() -> dict[str, Any]:
+    """What a "predict the output" question of lessons 01 and 01b runs with: the lesson
+    server's widget client, as in the notebooks."""
+    return {
+        "client": widget_client(create_app(lessons.build_server())),
+        "start_tool_call": start_tool_call,
+    }
+
+
+# Per lesson, the names its "predict the output" code needs (add a line for a new lesson).
+PREDICT_SETUP: dict[str, Callable[[], dict[str, Any]]] = {
+    "01": _lesson_client_namespace,
+    "01b": _lesson_client_namespace,
+}
 PREDICT = [
     pytest.param(key, n, q, id=f"{key}-q{n}")
     for key, qz in sorted(QUIZZES.items())
     for n, q in enumerate(qz.questions, 1)
     if q.ask.startswith("Predict the output")
 ]
+# Plain code runs as it is; a question on a lesson's own client runs with that client.
+PREDICT_PLAIN = [p for p in PREDICT if quiz(p.values[0]).lesson not in PREDICT_SETUP]
+PREDICT_CLIENT = [p for p in PREDICT if quiz(p.values[0]).lesson in PREDICT_SETUP]
 
 
-@pytest.mark.parametrize(("key", "n", "question"), PREDICT)
+@pytest.mark.parametrize(("key", "n", "question"), PREDICT_PLAIN)
 def test_a_predict_the_output_answer_is_what_its_code_prints(
     key, n, question, tmp_path, capsys, monkeypatch
 ):
@@ -77,6 +102,35 @@ def test_a_predict_the_output_answer_is_what_its_code_prints(
     for option in question.options:
         if not option.right:
             assert option.text != question.options[question.answer].text
+
+
+def _printed(lesson: str, code: str) -> str:
+    """Run ``code`` (top-level ``await`` allowed, as in a notebook cell); what it printed."""
+    namespace = PREDICT_SETUP[lesson]()
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    exec(f"async def _cell():\n{body}", namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        asyncio.run(namespace["_cell"]())
+    return out.getvalue().strip()
+
+
+def test_there_are_predict_the_output_questions():
+    assert len(PREDICT) >= 2
+
+
+@pytest.mark.parametrize(("key", "n", "question"), PREDICT_CLIENT)
+def test_a_predict_the_output_questions_right_answer_is_what_its_code_prints(key, n, question):
+    """Issue 19: the right option is computed by running the shown code, so it cannot drift;
+    every wrong option predicts something else."""
+    lesson = quiz(key).lesson
+    assert question.code, "a predict-the-output question shows its code"
+    printed = _printed(lesson, question.code)
+    predicted = [re.match(r"`([^`]+)`", o.text) for o in question.options]
+    assert all(predicted), "each option starts with the output it predicts, in backticks"
+    right = predicted[question.answer][1]
+    assert printed == right, (printed, right)
+    assert sorted(p[1] for p in predicted).count(printed) == 1
 
 
 @pytest.mark.parametrize(("lesson", "n", "question"), ALL_QUESTIONS)
@@ -217,3 +271,24 @@ def test_every_quiz_is_shown_by_its_lesson():
     """No quiz is written and then left out of its notebook."""
     shown = {key for path in LESSONS.glob("[0-9][0-9]*-*.ipynb") for key in quiz_calls(path)}
     assert set(QUIZZES) <= shown, set(QUIZZES) - shown
+
+
+@pytest.mark.parametrize(
+    "path", sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")), ids=lambda p: p.name.split("-")[0]
+)
+def test_a_notebook_shows_only_its_own_lessons_quizzes_each_once(path):
+    """A notebook's quiz cells show quizzes of its own lesson ("01b.2" in 01b-…), each once and
+    in section order, and every quiz of the lesson is shown (KIT layout)."""
+    lesson = path.name.split("-")[0]
+    cells = json.loads(path.read_text())["cells"]
+    calls = [
+        m.group(1)
+        for c in cells
+        if c["cell_type"] == "code"
+        for m in re.finditer(r"show_quiz\(\"([^\"]+)\"\)", "".join(c["source"]))
+    ]
+    assert all(key.split(".")[0] == lesson for key in calls), (path.name, calls)
+    mine = [qz for qz in QUIZZES.values() if qz.lesson == lesson]
+    assert sorted(calls) == sorted(qz.key for qz in mine), path.name
+    sections = [quiz(key).section or "~" for key in calls]  # the lesson's end quiz comes last
+    assert sections == sorted(sections), calls

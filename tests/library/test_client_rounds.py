@@ -416,6 +416,8 @@ def test_mrtr_c1_a_missing_answer_refuses_the_retry():
     with pytest.raises(InvalidAnswers) as info:
         call.retry_request({"a": ACCEPT})
     assert info.value.missing == ["b"]
+    assert "every requested key" in str(info.value) and "(MRTR-C1, MRTR-C6)" in str(info.value)
+    assert "KIT" not in str(info.value)  # a missing answer breaks the spec's rule
     assert call.status is CallStatus.INPUT_REQUIRED and call.rounds == 1
     with pytest.raises(InvalidAnswers):
         call.retry_request(None)
@@ -431,12 +433,15 @@ def test_mrtr_c1_state_only_result_may_be_retried_straight_away():
 
 
 def test_mrtr_c6_extra_keys_are_refused_and_old_answers_not_resent():
-    """MRTR-C6: answers cover exactly the latest inputRequests; earlier rounds' answers are
-    not re-sent (the server keeps them in requestState)."""
+    """MRTR-C6: answers answer the latest inputRequests; earlier rounds' answers are not
+    re-sent (the server keeps them in requestState). Refusing an extra key is the kit's
+    choice (KIT), and the message says so: the spec only asks servers to ignore it (MRTR-E3)."""
     call, _ = started(irr({"a": FORM}, "S1"))
     with pytest.raises(InvalidAnswers) as info:
         call.retry_request({"a": ACCEPT, "zzz": ACCEPT})
     assert info.value.unexpected == ["zzz"]
+    assert "KIT" in str(info.value) and "MRTR-E3" in str(info.value)
+    assert "MRTR-C1" not in str(info.value)  # no spec rule is broken by an extra key
     second = call.retry_request({"a": ACCEPT})
     call.receive(reply(second, irr({"b": FORM}, "S2")))
     third = call.retry_request({"b": {"action": "accept", "content": {"name": "Bo"}}})

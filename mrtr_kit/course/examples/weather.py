@@ -10,16 +10,22 @@ What the handler does with the ``login`` answer on each call (digest §6.3 decis
 the call carries for ``login``                the handler returns
 ============================================  ==============================================
 nothing (first call, or the key is missing)   input_required: the login form (MRTR-E4)
-``decline``                                   input_required again, saying why it needs it
-``cancel``                                    a complete, polite result: nothing was done
+``decline``                                   the public forecast instead: the "no" is final
+``cancel``                                    a polite result: dismissed, ask again later
 ``accept`` that does not fit the form         input_required again, naming the problems
 ``accept`` that fits                          the forecast
 ============================================  ==============================================
 
+Decline and cancel follow the spec's elicitation page (ELIC-6): a decline is an explicit
+"no", so the tool respects it and offers an alternative (the forecast without the personal
+touch); a cancel means the form was dismissed without a choice, so the tool says nothing was
+done and that the user can ask again later. Neither asks again within the same call: re-asking
+is allowed (MRTR-S8, MRTR-E4), but it would ignore the user's answer.
+
 ``ctx.form`` reads the answer and checks it against the form; ``login.ask()`` returns the
-``input_required`` (with the reason first, after a decline or a bad answer). No
-``requestState`` is needed: there is nothing to carry between rounds (MRTR-S3 is a MAY). The
-key ``login`` and the form's fields stay the same on every run; only the message changes.
+``input_required`` (with the reason first, after a bad answer). The tool carries nothing of
+its own between rounds. The key ``login`` and the form's fields stay the same on every run;
+only the message changes.
 """
 
 from __future__ import annotations
@@ -54,6 +60,10 @@ LOGIN_FORM: dict[str, Any] = {
     "required": ["login"],
 }
 
+# What the tool says when the user declines or cancels; tests and lessons read these.
+DECLINED = "You chose not to sign in, so no personal forecast for {city}. The public one: {public}."
+CANCELLED = "No forecast for {city}: the sign-in was dismissed. Ask again when you want to sign in."
+
 CITY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"city": {"type": "string", "minLength": 1, "description": "e.g. Paris"}},
@@ -67,13 +77,11 @@ def get_weather(ctx: RequestContext) -> Any:
     login = ctx.form("login", question, LOGIN_FORM)  # checked against the form (ELIC-14)
     if login.needs_asking:  # no answer yet, or one that does not fit: ask (MRTR-E4)
         return login.ask()  # after a bad answer, the message says what was wrong
-    if login.cancelled:
-        # The user dismissed the form: stop, politely. Not an error of the tool.
-        return f"No forecast for {city}: sign-in was cancelled."
-    if login.declined:
-        return login.ask("The weather service only answers signed-in users.")
-    # ELIC-16: a name typed into a form is not an identity. It only personalises the text;
-    # anything that grants access must use the authenticated principal (ctx.principal).
+    if login.declined:  # an explicit no: respect it, offer an alternative (ELIC-6)
+        return DECLINED.format(city=city, public=fake_weather.describe(city, 0))
+    if login.cancelled:  # dismissed: nothing done, ask again later (ELIC-6)
+        return CANCELLED.format(city=city)
+    # ELIC-16: a typed name is not an identity; it only personalises the text.
     name, units = login.content["login"], login.content.get("units", "celsius")
     return f"Hello {name}! Weather now in {fake_weather.describe(city, 0, units)}."
 

@@ -257,6 +257,28 @@ async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
 COLOURS = ("red", "green", "blue")
 
 
+# What each refusal means (ELIC-6), and so what the tool does with it: finish, not ask again.
+REFUSALS = {
+    "decline": (
+        "a decline is the user's explicit no (ELIC-6): respect it and finish with a complete "
+        "result (say nothing was chosen, offer an alternative); do not ask again in this call"
+    ),
+    "cancel": (
+        "a cancel means the form was dismissed without a choice (ELIC-6): finish with a "
+        "complete result saying nothing was chosen and they can pick one later; do not ask "
+        "again in this call"
+    ),
+}
+
+
+def _outcome(result: dict[str, Any]) -> str:
+    if result.get("resultType") == "input_required":
+        return "asked again"
+    if result.get("isError"):
+        return "ended with isError"
+    return f"returned resultType {result.get('resultType')!r}"
+
+
 async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -> Checkpoint:
     """01b, exercise 3: a tool handler that asks for a colour with a form (key ``colour``)."""
     raised: list[Exception] = []
@@ -323,12 +345,18 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
             again.get("resultType") == "input_required",
             "a retry without the answer must ask again, not fail (MRTR-E4)",
         )
-        declined = await call({"colour": {"action": "decline"}}, state)
-        _expect(
-            declined.get("resultType") in ("complete", "input_required"),
-            "a declined form is an answer too: finish politely or ask again",
+        # ELIC-6: decline is an explicit "no", cancel a dismissal; neither is a request to ask
+        # again in the same call, and neither is a failure of the tool (ELIC-8).
+        for action, meaning in REFUSALS.items():
+            refused = await call({"colour": {"action": action}}, state)
+            _expect(
+                refused.get("resultType") == "complete" and not refused.get("isError"),
+                f"after {action!r} your tool {_outcome(refused)}; {meaning}",
+            )
+        return (
+            "asks with a valid form, completes with the answer, asks again when it is missing, "
+            "and respects a decline and a cancel."
         )
-        return "asks with a valid form, completes with the answer, asks again when it is missing."
 
     return await _grade("favourite_colour", checks)
 

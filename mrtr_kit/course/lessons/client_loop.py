@@ -498,12 +498,21 @@ async def _run_loop(loop: Loop, server: _Server, params: dict[str, Any]) -> Any:
     return outcome
 
 
-def _learner_error(scenario: str, exc: BaseException) -> _NotYet | _NotDone:
+def _learner_error(scenario: str, exc: BaseException, rule: str = "") -> _NotYet | _NotDone:
+    """The loop raised where it should have returned: what it raised, and the rule the
+    scenario checks, so a bare ``KeyError: 'resultType'`` comes with its RT-2 hint."""
     if isinstance(exc, NotImplementedError):
         return _NotDone()
     text = f"{type(exc).__name__}: {exc}"
     if "coroutine" in text:
         text += " (did you forget to await send(...)?)"
+    if isinstance(exc, KeyError) and exc.args == ("resultType",):
+        text += (
+            "; a result may have no resultType, and a missing one means complete (RT-2): "
+            'read it with result.get("resultType", "complete")'
+        )
+    elif rule:
+        text += f"; {rule}"
     return _NotYet(f"'{scenario}': call_with_mrtr raised {text}")
 
 
@@ -518,7 +527,7 @@ async def _one(loop: Loop, server: _Server, call: _Call, params: dict[str, Any],
         if server.failure is not None:  # the loop caught _Broken's effects some other way
             raise _Broken(server.failure) from None
         if want != "raise":
-            raise _learner_error(server.scenario, exc) from None
+            raise _learner_error(server.scenario, exc, server.rule) from None
         endless = server.max_rounds < len(call.replies)
         if endless and len(call.rounds) < server.max_rounds:
             raise _NotYet(
@@ -607,8 +616,29 @@ async def check_call_with_mrtr(call_with_mrtr: Loop) -> Checkpoint:
         return Checkpoint("not done", "call_with_mrtr() still raises NotImplementedError.")
     except _NotYet as exc:
         return Checkpoint("not yet", str(exc))
+    booked = await _on_the_lesson_server(call_with_mrtr)
+    if not booked.startswith("Booked"):
+        return Checkpoint("not yet", f"the scripted servers passed, the kit's server: {booked}")
     return Checkpoint(
-        "passed", f"{len(scenarios)} scripted servers took your loop: " + "; ".join(RULES) + "."
+        "passed",
+        f"{len(scenarios)} scripted servers took your loop: "
+        + "; ".join(RULES)
+        + f". And on the kit's lesson server, three rounds with sealed states: {booked}",
+    )
+
+
+async def _on_the_lesson_server(call_with_mrtr: Loop) -> str:
+    """The payoff: the learner's loop books a table on the kit's real server core."""
+    from mrtr_kit.course.examples import lessons  # the examples import this package
+
+    answer = answers_from({"details": {"party": 2, "when": "2026-10-10"}, "confirm": {"ok": True}})
+    params = {
+        "_meta": meta(FORM_CAPS),
+        "name": "book_table",
+        "arguments": {"restaurant": "Luigi's"},
+    }
+    return await run_your_loop(
+        call_with_mrtr, core_sender(lessons.build_server()), answer, "tools/call", params
     )
 
 

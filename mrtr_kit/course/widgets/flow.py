@@ -57,6 +57,10 @@ TEXT_COPY_NOTE = "(A text copy of the widget: when the cell runs, the live widge
 WAIT_NOTE = " The server may take a while: it can wait for the step on the page (ELIC-9)."
 
 
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "AEIOU" else "a"
+
+
 class CallFlow:
     """One logical ``tools/call`` / ``prompts/get`` / ``resources/read`` and its widget."""
 
@@ -87,6 +91,7 @@ class CallFlow:
         self._idle = asyncio.Event()
         self._tasks: set[asyncio.Future[Any] | concurrent.futures.Future[Any]] = set()
         self._first_record = len(client.trace)
+        self._last_sent = ""  # the answers of the latest round, e.g. "login: decline"
 
         self._status = w.HTML("")
         self._status.add_class("mrtr-status")
@@ -145,11 +150,26 @@ class CallFlow:
 
     def _current(self, kind: type[Any]) -> Any:
         if not isinstance(self.current, kind):
-            shown = type(self.current).__name__ if self.current else "nothing"
-            raise RuntimeError(
-                f"the flow shows {shown}, not a {kind.__name__} (status {self.status})"
-            )
+            raise RuntimeError(self._not_showing(kind.__name__))
         return self.current
+
+    def _not_showing(self, wanted: str) -> str:
+        """Why there is no ``wanted`` to use, and what to do: most often the learner answered
+        this call by hand already, so a cell written for round 1 finds a later round."""
+        shown = type(self.current).__name__ if self.current else "nothing"
+        said = f"{self.label}: the call shows {shown}, not {_article(wanted)} {wanted}"
+        said += f" (status {self.status}, round {self.rounds})"
+        if self.status in ("complete", "stopped") or (
+            self.current is not None and self.current.answered
+        ):
+            return (
+                f"{said}. This call was answered already (by a click on its widget, or by an "
+                "earlier cell), so it has moved on. To run this cell, first re-run the cell "
+                "that started the call: it begins a new call."
+            )
+        if self.status == "failed":
+            return f"{said}. The call failed: {self.error}"
+        return f"{said}. Answer what it shows now, or re-run the cell that started the call."
 
     @property
     def records(self) -> list[Any]:
@@ -191,6 +211,10 @@ class CallFlow:
         self, answers: dict[str, dict[str, Any]] | None, *, first: bool = False
     ) -> None:
         self._idle.clear()
+        # What this round sends, for the text copy once the call is over ("Sent: decline").
+        self._last_sent = ", ".join(
+            f"{key}: {answer.get('action', 'an answer')}" for key, answer in (answers or {}).items()
+        )
         wait = WAIT_NOTE if self._url_accepted else ""
         self._set_status("sending", f"Sending round {self.rounds + 1} …{wait}")
         try:
@@ -330,6 +354,8 @@ class CallFlow:
         if self.status == "complete":
             if self._concluded is not None:
                 lines.append(self._concluded.describe())
+            elif self._last_sent:
+                lines.append(f"Sent: {self._last_sent}")
             lines.append(f"result: {self.text}")
         if self.error:
             lines.append(f"error: {self.error}")

@@ -136,6 +136,13 @@ class FieldWidget:
         self.error.value = f"<span style='{ERROR_STYLE}'>⚠ {esc(problem)}</span>" if problem else ""
 
 
+class NoSuchField(KeyError):
+    """``fill`` named a field the form does not have; printed as a sentence, not a repr."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class ElicitationForm(AnswerWidget):
     """A form for one form-mode elicitation; answers once, through ``on_answer``."""
 
@@ -187,10 +194,18 @@ class ElicitationForm(AnswerWidget):
     # -- the programmatic path (tests, nbval, "show me" cells) --------------------------------
 
     def fill(self, **values: Any) -> ElicitationForm:
-        """Set fields as a person would type them; unknown names raise ``KeyError``."""
+        """Set fields as a person would type them; unknown names raise ``NoSuchField``."""
         for name, raw in values.items():
             if name not in self.fields:
-                raise KeyError(f"no field {name!r}; the form has {list(self.fields)}")
+                # Most often a learner answered an earlier form of the call by hand, so the
+                # call moved on to this question: say so, and what to do (issue 19).
+                raise NoSuchField(
+                    f"no field {name!r} in this form: it asks {self.key or 'this'!r} "
+                    f"({self.params.message!r}) with the fields {list(self.fields)}. If you "
+                    "answered an earlier form of this call by hand, the call has moved on to "
+                    "this question: answer it here, or re-run the cell that started the call "
+                    "to begin a new one."
+                )
             self.fields[name].set(raw)
         return self
 

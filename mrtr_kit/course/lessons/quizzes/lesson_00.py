@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from . import Option, Quiz, _q, _right
 
-LESSON_00 = Quiz(
+# After section 1: why the push style loses its answer, and what would (and would not) fix it.
+LESSON_00_1 = Quiz(
     "00",
-    "Why MRTR",
+    "An answer lost behind a load balancer",
     (
         _q(
             "A 2025-11-25 server runs as two instances behind a round-robin load balancer. "
@@ -15,25 +16,50 @@ LESSON_00 = Quiz(
             "What happens?",
             Option(
                 "B forwards the answer to A, which resumes the tool.",
-                "Nothing in the protocol moves an answer between instances. The waiting "
-                "handler lives in A's memory, so the answer had to reach A itself: the old "
-                "pattern needs sticky routing or a shared store (MIG-2).",
+                "Nothing in the protocol moves an answer between instances; only an added "
+                "shared store or bus that forwards it would (MIG-2).",
             ),
             _right(
                 "B has no waiting handler for it: the answer is lost, and the tool on A "
                 "waits until it gives up.",
-                "In the push style the handler awaits the answer in the middle of its code, "
-                "in one process. An answer that lands on another instance has nobody to "
-                "resume (MIG-2). MRTR removes the wait: the server returns input_required "
-                "and any instance serves the retry (MRTR-0).",
+                "The handler awaits the answer mid-code, in one process: on another instance "
+                "nobody resumes (MIG-2). With MRTR any instance serves the retry (MRTR-0).",
             ),
             Option(
                 "B runs the tool again from the start, with the answer.",
-                "In the push style the answer is a JSON-RPC response to the server's "
-                "request, not a new call: B has no call to run. Re-running from the top "
-                "with the answers is what an MRTR retry does (MIG-2).",
+                "The answer is a JSON-RPC response, not a new call: B has nothing to run. "
+                "Re-running with the answers is what an MRTR retry does (MIG-2).",
             ),
         ),
+        _q(
+            "The two push-style instances already share the key that signs session ids, so "
+            "both accept the session. What would make the tool work behind the balancer?",
+            Option(
+                "Nothing more: a shared session is enough, the answer was just late.",
+                "B accepted both (202), yet the tool timed out: the waiting coroutine is in "
+                "A's memory, and a session does not move it (MIG-2).",
+            ),
+            _right(
+                "Sticky routing, or a shared store or message bus that forwards each answer "
+                "to the process where the tool waits. With MRTR neither is needed.",
+                "The answer must reach the waiting process: route it or forward it there (the "
+                'spec\'s "shared storage layer"). MRTR removes the need (MIG-2, MRTR-0).',
+            ),
+            Option(
+                "Nothing can: a push-style server never works with two instances.",
+                "It can, with sticky routing or a forwarding store or bus; MRTR needs neither "
+                "(MIG-2, MRTR-0).",
+            ),
+        ),
+    ),
+    section="1",
+)
+
+# After section 2: what an MRTR server does instead, and why any instance can serve a round.
+LESSON_00_2 = Quiz(
+    "00",
+    "The same question with MRTR",
+    (
         _q(
             "In 2026-07-28, a tool needs the user's input. What does the server do?",
             Option(
@@ -41,33 +67,20 @@ LESSON_00 = Quiz(
                 "Servers never initiate JSON-RPC requests in 2026-07-28, on any stream "
                 "(CORE-6, HTTP-21).",
             ),
+            _right(
+                'It returns a result with `resultType: "input_required"` that lists what '
+                "it needs; that request is then over.",
+                "It returns an InputRequiredResult with inputRequests and maybe a "
+                "requestState (MRTR-0, RT-1).",
+            ),
             Option(
                 "It keeps the HTTP response open until the user has answered.",
                 "The input_required result is the final response of its request; nothing "
                 "follows it on that stream (HTTP-22).",
             ),
-            _right(
-                'It returns a result with `resultType: "input_required"` that lists what '
-                "it needs; that request is then over.",
-                "A server that needs elicitation, sampling or roots uses MRTR: it returns an "
-                "InputRequiredResult with inputRequests and maybe a requestState (MRTR-0, "
-                "RT-1).",
-            ),
-            Option(
-                "It answers with error -32042, URL elicitation required.",
-                "-32042 is gone: servers must not emit it; a URL-mode request goes inside "
-                "input_required instead (ERR-2, ELIC-11).",
-            ),
         ),
         _q(
             "Why can any instance of an MRTR server handle the next round of a call?",
-            _right(
-                "The retry carries everything needed: the same params, the answers in "
-                "`inputResponses`, and the server's `requestState` echoed back.",
-                "State that spans requests travels in an identifier the client sends each "
-                "time; for MRTR that is requestState (CORE-9). Every request stands alone "
-                "(CORE-8).",
-            ),
             Option(
                 "The instances share a session, named by the `Mcp-Session-Id` header.",
                 "2026-07-28 has no sessions: a modern server never mints or echoes "
@@ -78,13 +91,15 @@ LESSON_00 = Quiz(
                 "MRTR needs no sticky routing: servers should not require connection "
                 "reuse, and each round is an independent request (CORE-9).",
             ),
-            Option(
-                "The server remembers the client's capabilities from the first round.",
-                "A server must not derive capabilities from earlier requests: every round "
-                "declares its own, and the server checks them again (CORE-8, CAP-4).",
+            _right(
+                "The retry carries everything needed: the same params, the answers in "
+                "`inputResponses`, and the server's `requestState` echoed back.",
+                "State that spans requests travels in requestState, which the client sends "
+                "back (CORE-9); every request stands alone (CORE-8).",
             ),
         ),
     ),
+    section="2",
 )
 
-QUIZZES = (LESSON_00,)
+QUIZZES = (LESSON_00_1, LESSON_00_2)
