@@ -10,6 +10,7 @@
     python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
     python3 tools/kit.py inspector [--example NAME | --url URL | --stdio --example NAME] [--port N]
                                          # MCP Inspector 2.12 (a real host) on a kit server
+    python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
 
 ``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
 ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
@@ -566,6 +567,12 @@ def store_outputs(paths: list[str]) -> int:
     return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
 
 
+def build_slides(args: list[str]) -> int:
+    """One deck per lesson from the cells its metadata marks as slides (tools/slides.py)."""
+    command = [str(PYTHON), str(ROOT / "tools" / "slides.py"), "build", *args]
+    return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
+
+
 def install(args: list[str]) -> int:
     ensure_env(TEST if "--test" in args else LAB, force=True)
     return 0
@@ -809,6 +816,7 @@ COMMANDS = {
     "binder-url": (print_binder_url, None),
     "install": (install, None),
     "inspector": (run_inspector, None),
+    "slides": (build_slides, LAB),
 }
 
 
