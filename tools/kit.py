@@ -15,6 +15,7 @@
                                          # MCP Inspector 2.12 (a real host) on a kit server
     python3 tools/kit.py docs [--serve [PORT]]
                                          # the docs site into site/: lessons, API, deployment
+    python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
 
 ``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
 ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
@@ -664,7 +665,12 @@ def run_docs(args: list[str]) -> int:
             return subprocess.run([*serve, "--directory", str(SITE)]).returncode
         except KeyboardInterrupt:
             return 0
-    return 0
+
+
+def build_slides(args: list[str]) -> int:
+    """One deck per lesson from the cells its metadata marks as slides (tools/slides.py)."""
+    command = [str(PYTHON), str(ROOT / "tools" / "slides.py"), "build", *args]
+    return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
 
 
 def install(args: list[str]) -> int:
@@ -926,6 +932,7 @@ COMMANDS = {
     "wheelhouse": (build_wheelhouse, None),
     "inspector": (run_inspector, None),
     "docs": (run_docs, None),  # installs the `docs` extra next to what is there
+    "slides": (build_slides, LAB),
 }
 
 
