@@ -665,6 +665,7 @@ def run_docs(args: list[str]) -> int:
             return subprocess.run([*serve, "--directory", str(SITE)]).returncode
         except KeyboardInterrupt:
             return 0
+    return 0
 
 
 def build_slides(args: list[str]) -> int:
