@@ -67,7 +67,7 @@ def record(notebooks: Path) -> list[dict[str, Any]]:
             ),
         }
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        command += ["-p", "answer_key_plugin", "-m", "not browser", *tests]
+        command += ["-p", "answer_key_plugin", "-m", "not browser and not slow", *tests]
         run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         if run.returncode != 0:
             raise SystemExit(f"the lesson tests failed; fix them first:\n{run.stdout[-3000:]}")
