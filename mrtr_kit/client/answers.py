@@ -144,7 +144,7 @@ def check_answer(request: dict[str, Any], answer: Any) -> dict[str, Any]:
     return _validate(ListRootsResult, wire, "ListRootsResult", theirs=False).to_wire()
 
 
-def answer_set_problem(asked: list[str], missing: list[str], unexpected: list[str]) -> str:
+def _answer_set_problem(asked: list[str], missing: list[str], unexpected: list[str]) -> str:
     """What is wrong with a retry's set of answers, saying which part is the spec's rule and
     which the kit's choice."""
     parts = []
@@ -183,7 +183,7 @@ def retry_answers(
     unexpected = set(given) - asked
     if missing or unexpected:
         raise InvalidAnswers(
-            answer_set_problem(sorted(asked), sorted(missing), sorted(unexpected)),
+            _answer_set_problem(sorted(asked), sorted(missing), sorted(unexpected)),
             missing=missing,
             unexpected=unexpected,
         )
