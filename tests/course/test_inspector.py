@@ -288,12 +288,26 @@ def test_inspector_echoes_book_tables_request_state_and_the_server_verifies_it(
         print(f"\nInspector's form for book_table: {shot}")
         dialog.get_by_role("button", name="Decline").click()
         result_text(page, "Nothing was booked at Luigi's.")
-    first, retry = lessons.calls("book_table")[before:]
+    # Lesson 05's checkpoint also wants a form submitted: the details, then the confirmation,
+    # over three rounds whose state Inspector echoes each time (a fresh page: the first one
+    # now shows its result where the tool's form was).
+    with tool_page(chromium_browser, inspector, "book_table", ("restaurant", "Luigi's")) as page:
+        page.get_by_role("button", name="Execute Tool").click()
+        details = form_dialog(page, "Booking Luigi's")
+        details.get_by_label("Date", exact=False).first.fill("2026-09-01")
+        details.get_by_role("button", name="Submit").click()
+        confirm = form_dialog(page, "Book Luigi's for")
+        confirm.get_by_role("button", name="Submit").click()
+        result_text(page, "Booked Luigi's for")
+    first, retry = lessons.calls("book_table")[before : before + 2]
     assert (first["outcome"], first["state_issued"]) == ("input_required", True)
     assert retry["id"] != first["id"]
     assert retry["answers"] == {"details": "decline"}
     assert (retry["state"], retry["state_problem"]) == ("verified", None)
     assert retry["outcome"] == "complete"
+    booked = lessons.calls("book_table")[before + 2 :]
+    assert [r["outcome"] for r in booked] == ["input_required", "input_required", "complete"]
+    assert [r["state"] for r in booked[1:]] == ["verified", "verified"]  # echoed, MRTR-C2
     print("\nthe server's trace of book_table:\n" + ServerTrace(lessons.trace).text())
     # Lesson 05's checkpoint, on what a real host did: it is the one the learner runs.
     verdict = check_host_flow(lessons.trace)
