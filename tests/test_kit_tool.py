@@ -139,6 +139,39 @@ def test_docs_adds_the_docs_extra_and_builds_strictly(monkeypatch, fake_venv):
     assert len(commands) == 1  # nothing to install: the build only
 
 
+def test_offline_installs_every_package_from_the_wheelhouse_alone(monkeypatch, fake_venv, tmp_path):
+    """``lab --offline PATH`` (and ``install``/``test``): every pip call has ``--no-index
+    --find-links PATH``; the other arguments still go to the command."""
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    house = tmp_path / "house"
+    house.mkdir()
+    (house / "mrtr_kit-0.1.0-py3-none-any.whl").write_bytes(b"")
+    commands: list[list[str]] = []
+
+    def record(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(kit.subprocess, "run", record)
+    offline, rest = kit.offline_source(["--no-browser", "--offline", str(house), "--port", "1"])
+    assert offline == house.resolve() and rest == ["--no-browser", "--port", "1"]
+    kit.ensure_env(("lab",), offline=offline)
+    pips = [c for c in commands if "pip" in c]
+    assert len(pips) == 2 and pips[-1][-2:] == ["-e", ".[lab]"]
+    for command in pips:
+        at = command.index("--no-index")
+        assert command[at + 1 : at + 3] == ["--find-links", str(house.resolve())]
+    assert kit.installed_extras() == ("lab",)
+
+
+def test_offline_refuses_a_folder_that_is_no_wheelhouse(monkeypatch, fake_venv, tmp_path):
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    with pytest.raises(SystemExit, match="not a wheelhouse"):
+        kit.offline_source(["--offline", str(tmp_path)])
+    with pytest.raises(SystemExit, match="needs the wheelhouse folder"):
+        kit.offline_source(["--offline"])
+
+
 def test_a_changed_pyproject_means_installing_again(monkeypatch, fake_venv):
     kit = load_kit(monkeypatch, venv_dir=fake_venv)
     kit.STAMP.write_text(f"{'0' * 64} lab,test\n")  # written for another pyproject.toml

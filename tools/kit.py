@@ -8,14 +8,24 @@
     python3 tools/kit.py test            # the whole suite: unit tests + every notebook under nbval
     python3 tools/kit.py test --fast     # the everyday lane (below)
     python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
+    python3 tools/kit.py wheelhouse PATH [--platform NAME] [--python X.Y] [--test]
+                                         # every wheel the lessons need, for a room without network
+    python3 tools/kit.py lab --offline PATH   # install from such a wheelhouse (no network)
     python3 tools/kit.py inspector [--example NAME | --url URL | --stdio --example NAME] [--port N]
                                          # MCP Inspector 2.12 (a real host) on a kit server
     python3 tools/kit.py docs [--serve [PORT]]
                                          # the docs site into site/: lessons, API, deployment
+    python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
 
 ``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
 ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
 ``.venv/`` looks up to date (what ``doctor`` asks for when a package has gone missing).
+
+``wheelhouse PATH`` (network needed) fills PATH with the wheels of ``mrtr-kit[lab]`` and its
+whole dependency tree (``--test``: ``[lab,test]``), the kit's own wheel, pip and setuptools, for
+Linux x86-64, macOS arm64 and Windows x86-64 and Python 3.11 to 3.14 (``--platform this``: this
+machine's Python only), with a README.txt for the USB stick. ``lab``, ``install`` and ``test``
+take ``--offline PATH``: ``.venv/`` is created and filled from PATH alone (``pip --no-index``).
 
 ``test`` checks the lessons as committed (git HEAD), not the copies JupyterLab saved while you
 studied them: ``--working-copy`` tests the files in ``notebooks/`` as they are (after editing a
@@ -56,6 +66,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import urllib.request
 import venv
@@ -109,7 +120,25 @@ def installed_extras() -> tuple[str, ...] | None:
     return tuple(extras.split(",")) if digest == _pyproject_digest() else None
 
 
-def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
+def offline_source(args: list[str]) -> tuple[Path | None, list[str]]:
+    """``--offline PATH`` taken out of ``args``: (the wheelhouse, the other arguments)."""
+    if "--offline" not in args:
+        return None, args
+    at = args.index("--offline")
+    if at + 1 >= len(args):
+        raise SystemExit("--offline needs the wheelhouse folder: --offline PATH")
+    folder = Path(args[at + 1]).expanduser().resolve()
+    if not any(folder.glob("mrtr_kit-*.whl")):
+        raise SystemExit(
+            f"{folder} is not a wheelhouse (no mrtr_kit-*.whl in it): build one with "
+            "`python3 tools/kit.py wheelhouse PATH` on a machine with network"
+        )
+    return folder, args[:at] + args[at + 2 :]
+
+
+def ensure_env(
+    extras: tuple[str, ...], *, force: bool = False, offline: Path | None = None
+) -> None:
     if sys.version_info < MIN_PYTHON:
         sys.exit(f"mrtr-kit needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     have = installed_extras()
@@ -124,12 +153,24 @@ def ensure_env(extras: tuple[str, ...], *, force: bool = False) -> None:
     else:
         say(f"1/3 reusing {_where(VENV)}/")
     pip = [str(PYTHON), "-m", "pip", "--disable-pip-version-check"]
+    if offline is not None:  # the wheelhouse alone: pip asks no index (and no network)
+        pip += ["install", "--no-index", "--find-links", str(offline)]
+        say(f"installing from the wheelhouse {offline} (--no-index: no network)")
+    else:
+        pip += ["install"]
     say("2/3 upgrading pip (the one venv ships may be old)")
-    subprocess.run([*pip, "install", "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, "--upgrade", "pip"], check=True)
     size = "about 300 MB" if extras == LAB else "about 600 MB"
     say(f"3/3 installing {what} and its dependencies ({size}; a minute or more)")
     # Editable: the lessons import the code next to them, so an edit shows at the next import.
-    subprocess.run([*pip, "install", "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
+    try:
+        subprocess.run([*pip, "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
+    except subprocess.CalledProcessError:
+        if offline is not None:  # most often: built for another platform, Python or extras
+            say(f"{offline} lacks a wheel this machine needs (Python {sys.version.split()[0]});")
+            say("its README.txt lists the platforms and Pythons it holds; `test` needs one")
+            say("built with `wheelhouse --test`")
+        raise
     STAMP.write_text(f"{_pyproject_digest()} {','.join(extras)}\n")
     say(f"{_where(VENV)}/ is ready ({what}) after {time.monotonic() - started:.0f} s")
 
@@ -627,9 +668,29 @@ def run_docs(args: list[str]) -> int:
     return 0
 
 
+def build_slides(args: list[str]) -> int:
+    """One deck per lesson from the cells its metadata marks as slides (tools/slides.py)."""
+    command = [str(PYTHON), str(ROOT / "tools" / "slides.py"), "build", *args]
+    return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
+
+
 def install(args: list[str]) -> int:
-    ensure_env(TEST if "--test" in args else LAB, force=True)
+    offline, args = offline_source(args)
+    ensure_env(TEST if "--test" in args else LAB, force=True, offline=offline)
     return 0
+
+
+def build_wheelhouse(args: list[str]) -> int:
+    """tools/wheelhouse.py in a throwaway venv with a recent pip and ``packaging`` (it reads
+    the wheels' markers), so that this file stays standard-library only."""
+    with tempfile.TemporaryDirectory(prefix="mrtr-kit-wheelhouse-") as tmp:
+        say("preparing a throwaway venv for the build (pip, packaging)")
+        venv.EnvBuilder(with_pip=True).create(tmp)
+        python = str(Path(tmp) / ("Scripts" if os.name == "nt" else "bin") / PYTHON.name)
+        pip = [python, "-m", "pip", "--disable-pip-version-check", "install", "-q", "--upgrade"]
+        subprocess.run([*pip, "pip", "packaging"], check=True)
+        script = str(ROOT / "tools" / "wheelhouse.py")
+        return subprocess.run([python, script, *args]).returncode  # PATH: from the caller's folder
 
 
 # -- MCP Inspector (a real host) -------------------------------------------------------------
@@ -869,8 +930,10 @@ COMMANDS = {
     "reset": (reset_lessons, None),
     "binder-url": (print_binder_url, None),
     "install": (install, None),
+    "wheelhouse": (build_wheelhouse, None),
     "inspector": (run_inspector, None),
     "docs": (run_docs, None),  # installs the `docs` extra next to what is there
+    "slides": (build_slides, LAB),
 }
 
 
@@ -879,10 +942,12 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     command, extras = COMMANDS[argv[1]]
+    args = argv[2:]
     try:
         if extras is not None:
-            ensure_env(extras)
-        return command(argv[2:])
+            offline, args = offline_source(args)  # lab/test --offline PATH: no network
+            ensure_env(extras, offline=offline)
+        return command(args)
     except subprocess.CalledProcessError as exc:  # pip's own message is just above
         say(f"{' '.join(map(str, exc.cmd[:5]))} ... failed (exit {exc.returncode}), see above;")
         say("once fixed, `python3 tools/kit.py install` installs again")

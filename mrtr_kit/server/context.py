@@ -280,7 +280,8 @@ class RequestContext:
         ``requested_schema`` (ELIC-14: the server validates answers against its schema).
 
         ``message`` and the schema are what ``answer.ask()`` sends; ``state`` is the
-        requestState it carries (``None``: none). Pass the same key, and a schema whose fields
+        handler's data the requestState carries (``None``: none; the core still seals the
+        asked keys in it, MRTR-E3). Pass the same key, and a schema whose fields
         mean the same, on every run: the answer read here is the one to the question asked
         under this key on the round before. A malformed answer raises -32602 (MRTR-E1).
 

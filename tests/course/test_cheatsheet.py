@@ -4,6 +4,11 @@ Its round 1 and round 2 JSON are produced here, by the kit: the sans-IO client
 (``MrtrCall``) builds the requests and the server core answers them, with the refund example
 of lesson 02. The test fails when the page and the kit disagree; to refresh the page, run
 ``.venv/bin/python tests/course/test_cheatsheet.py`` and paste what it prints between the markers.
+
+docs/cheatsheet.ru.md, the Russian page (KIT: a page of the kit, no spec rule), is kept in step
+with the English one: the same headings at each level in the same order, the same rule IDs
+(either way), and the same fenced examples byte for byte, in order. Change an example in the
+English page and copy it into the Russian one.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+from test_spec_map import cited_ids
+
 from mrtr_kit.client import MrtrCall, RequestFactory, client_capabilities
 from mrtr_kit.course.examples import refunds
 from mrtr_kit.server import McpServer
@@ -21,6 +29,8 @@ from mrtr_kit.server.keyring import KeyRing, StateKey
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATSHEET = ROOT / "docs" / "cheatsheet.md"
+CHEATSHEET_RU = ROOT / "docs" / "cheatsheet.ru.md"
+FENCE = re.compile(r"^```[^\n]*\n.*?^```$", flags=re.M | re.S)
 BEGIN, END = "<!-- exchange: begin -->", "<!-- exchange: end -->"
 WIDTH = 60  # characters per line of JSON, so two columns fit side by side on GitHub
 
@@ -139,6 +149,55 @@ def test_the_cheatsheet_is_one_page_and_links_the_spec_map():
         assert part in text, part
     glossary = text[text.index("## Glossary") :]
     assert len(re.findall(r"^\| \*\*", glossary, flags=re.M)) >= 12
+
+
+def page(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def headings(text: str) -> list[int]:
+    """The level of each heading, in order (a ``#`` inside a fenced example is no heading)."""
+    return [len(m[1]) for m in re.finditer(r"^(#{1,6}) \S", FENCE.sub("", text), flags=re.M)]
+
+
+def rule_ids(text: str) -> set[str]:
+    """The rule IDs a page cites (test_spec_map's reading, shorthands expanded), and KIT."""
+    return cited_ids(text) | ({"KIT"} if re.search(r"\bKIT\b", text) else set())
+
+
+def test_the_russian_cheatsheet_has_the_english_ones_headings():
+    english, russian = headings(page(CHEATSHEET)), headings(page(CHEATSHEET_RU))
+    for level in range(1, 7):
+        assert russian.count(level) == english.count(level), (
+            f"level {level}: {english.count(level)} headings in cheatsheet.md, "
+            f"{russian.count(level)} in cheatsheet.ru.md"
+        )
+    assert russian == english, f"heading levels in order: {english} (en) vs {russian} (ru)"
+
+
+@pytest.mark.parametrize(
+    ("source", "target"), [(CHEATSHEET, CHEATSHEET_RU), (CHEATSHEET_RU, CHEATSHEET)]
+)
+def test_the_two_cheatsheets_cite_the_same_rule_ids(source, target):
+    missing = sorted(rule_ids(page(source)) - rule_ids(page(target)))
+    assert not missing, f"{', '.join(missing)} cited in {source.name}, missing from {target.name}"
+
+
+def test_the_russian_cheatsheet_has_the_english_ones_examples_byte_for_byte():
+    english, russian = FENCE.findall(page(CHEATSHEET)), FENCE.findall(page(CHEATSHEET_RU))
+    assert english, "no fenced example found in cheatsheet.md"
+    for n, (en, ru) in enumerate(zip(english, russian, strict=False), start=1):
+        assert ru == en, f"fenced example {n} differs: copy it from cheatsheet.md\n{en}"
+    assert len(russian) == len(english), (
+        f"{len(english)} fenced examples in cheatsheet.md, {len(russian)} in cheatsheet.ru.md"
+    )
+
+
+def test_the_russian_cheatsheet_is_linked_from_the_readme_and_the_english_one():
+    top = page(CHEATSHEET).split("\n## ", 1)[0]
+    assert "(cheatsheet.ru.md)" in top
+    assert "(docs/cheatsheet.ru.md)" in page(ROOT / "README.md")
+    assert "(cheatsheet.md)" in page(CHEATSHEET_RU).split("\n## ", 1)[0]
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 * round 3 — the retry carries ``confirm`` and the round-2 state; only now does it book.
 
 The handler is re-entrant: it runs from the top on every round, and the verified state says
-how far the conversation got. The core seals each state with an HMAC and binds it to this
+how far the conversation got. The core seals each state (AEAD by default) and binds it to this
 tool, these arguments and this principal, so a client cannot edit the party size or replay the
 state against another restaurant (MRTR-S4, MRTR-S5, SEC-5).
 

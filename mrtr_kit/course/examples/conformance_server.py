@@ -291,10 +291,10 @@ def register_mrtr_tools(server: McpServer) -> None:
 
     @server.tool(
         "test_input_required_result_tampered_state",
-        description="Issues an HMAC-protected requestState; a tampered one is rejected.",
+        description="Issues a sealed requestState; a tampered one is rejected.",
     )
     def tampered_state(ctx: RequestContext) -> Any:
-        # Every state the core mints is HMAC-signed; a modified one never reaches this
+        # Every state the core mints is sealed (AEAD); a modified one never reaches this
         # handler: the core answers -32602 "Invalid requestState" (MRTR-S4a; one fixed error: KIT).
         confirm = elicit_form("Please confirm", CONFIRM_FORM)
         if ctx.state is None or accepted(ctx, "confirm", confirm) is None:
