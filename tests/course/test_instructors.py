@@ -5,18 +5,24 @@ questions, objectives, key points, minutes, exercises. These tests check every e
 notebook's own cells (the header's title, "What you will learn" bullets and time lines, the
 exercise headings, the "## Key points" bullets), and every plan in ``instructors/`` against those
 minutes: each row's minutes must be what its "From" column adds up to, the clock must run on
-from row to row, and the total must be the plan's stated length.
+from row to row, and the total must be the plan's stated length. Each plan's "Checks" table
+(issue 21) must put a check at least every 15 minutes of teaching, each a quiz or an exercise's
+checkpoint of the lesson taught at that time, or a sticky-note question, with what to do when
+half the room fails it.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from itertools import pairwise
 from pathlib import Path
 
 import nbformat
 import pytest
 from lesson_files import LESSONS
+
+from mrtr_kit.course.lessons.quizzes import QUIZZES
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTORS = ROOT / "instructors"
@@ -194,7 +200,10 @@ def from_column(text: str, stated_minutes: int) -> int:
 
 def schedule(path: Path) -> tuple[int, list[list[str]], list[str]]:
     """The plan's stated length, its rows and its total row."""
-    text = path.read_text(encoding="utf-8")
+    return schedule_of(path.read_text(encoding="utf-8"))
+
+
+def schedule_of(text: str) -> tuple[int, list[list[str]], list[str]]:
     length = int(re.search(r"^\*\*Length\*\*: (\d+) minutes", text, re.M)[1])
     table = text.split("| Start | Min | Block | From |", 1)[1].split("\n\n", 1)[0]
     rows = [
@@ -220,6 +229,114 @@ def test_each_plan_adds_up_from_the_episode_metadata_and_stated_overheads(path):
         at += int(minutes)
     assert int(total[1].strip("*")) == sum(int(r[1]) for r in rows) == length
     assert clock(total[0]) == at
+
+
+# -- formative checks (issue 21): a marked check every 10 to 15 minutes of teaching -------------
+
+# Rows that are not teaching time: the gap between two checks leaves them out. A buffer is
+# teaching time (stragglers, questions), and so is an open lab.
+NOT_TEACHING = {"welcome", "break", "lunch", "discussion"}
+MAX_GAP = 15  # minutes of teaching between two checks, and before the first and after the last
+STICKY = "put up the red note if"
+
+
+def plan_checks(text: str) -> list[list[str]]:
+    """The rows of a plan's "## Checks" table: At, Check, Kind, If half the room fails."""
+    section = text.split("\n## Checks\n", 1)[1]
+    table = section.split("| At | Check | Kind | If half the room fails |", 1)[1]
+    lines = table.strip().split("\n\n", 1)[0].splitlines()[1:]  # the separator line first
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
+
+
+def row_lessons(source: str) -> tuple[set[str], set[tuple[str, int]]]:
+    """The lessons a plan row teaches, and the exercises it gives time to, from "From"."""
+    lessons: set[str] = set()
+    exercises: set[tuple[str, int]] = set()
+    if source.startswith("stated: "):
+        return lessons, exercises
+    for term in source.split(" + "):
+        kind, _, ref = term.partition(" ")
+        lesson, _, number = ref.partition(".")
+        lessons.add(lesson)
+        if kind == "exercises":
+            exercises |= {(lesson, x["number"]) for x in BY_ID[lesson].get("exercises", [])}
+        elif kind == "exercise":
+            exercises.add((lesson, int(number)))
+    return lessons, exercises
+
+
+def check_problems(text: str) -> list[str]:
+    """What is wrong with a plan's checks; an empty list when they keep the pace and resolve."""
+    _, rows, _ = schedule_of(text)
+    spans = []  # (start, end, teaching, source)
+    for start, minutes, _, source in rows:
+        source = source.strip("`")
+        teaching = source.removeprefix("stated: ") not in NOT_TEACHING
+        spans.append((clock(start), clock(start) + int(minutes), teaching, source))
+
+    def teaching_between(a: int, b: int) -> int:
+        return sum(max(0, min(b, end) - max(a, start)) for start, end, on, _ in spans if on)
+
+    checks = plan_checks(text)
+    if not checks:
+        return ["the plan has no checks"]
+    problems = []
+    times = [clock(at) for at, *_ in checks]
+    if times != sorted(times) or len(set(times)) != len(times):
+        problems.append(f"the checks are not in time order: {[c[0] for c in checks]}")
+    taught = [s for s in spans if s[2]]
+    marks = [taught[0][0], *times, taught[-1][1]]  # the teaching's start and end count too
+    for a, b in pairwise(marks):
+        if teaching_between(a, b) > MAX_GAP:
+            gap = f"{a // 60}:{a % 60:02d} to {b // 60}:{b % 60:02d}"
+            problems.append(f"{teaching_between(a, b)} minutes of teaching unchecked, {gap}")
+    for (at, check, kind, action), minute in zip(checks, times, strict=True):
+        [row] = [s for s in spans if s[0] <= minute < s[1]] or [None]
+        if row is None or not row[2]:
+            problems.append(f"{at}: not in a teaching row")
+            continue
+        lessons, exercises = row_lessons(row[3])
+        kind = kind.strip("`")
+        what, _, ref = kind.partition(" ")
+        if what == "quiz":
+            if ref not in QUIZZES:
+                problems.append(f"{at}: no quiz {ref!r}")
+            elif ref.split(".")[0] not in lessons:
+                problems.append(f"{at}: quiz {ref} is not of the lesson taught then ({lessons})")
+        elif what == "checkpoint":
+            lesson, _, number = ref.partition(".")
+            known = {x["number"] for x in BY_ID.get(lesson, {}).get("exercises", [])}
+            if not number.isdigit() or int(number) not in known:
+                problems.append(f"{at}: lesson {lesson!r} has no exercise {number!r}")
+            elif (lesson, int(number)) not in exercises:
+                problems.append(f"{at}: exercise {ref} is not done in the row at that time")
+        elif kind == "sticky":
+            if STICKY not in check.lower():
+                problems.append(f"{at}: a sticky check says {STICKY!r}: {check!r}")
+        else:
+            problems.append(f"{at}: unknown kind {kind!r}")
+        if len(action.split()) < 6:
+            problems.append(f"{at}: say what to do when half the room fails: {action!r}")
+    return problems
+
+
+@pytest.mark.parametrize("path", PLANS, ids=ids)
+def test_each_plan_has_a_check_every_15_minutes_of_teaching_that_resolves(path):
+    assert check_problems(path.read_text(encoding="utf-8")) == []
+
+
+def test_a_check_dropped_or_moved_is_caught():
+    """The full day without its sticky note in 04's long exercise leaves a gap; a quiz moved
+    into the next lesson's row, or a checkpoint of an exercise shown as a demo, do not resolve."""
+    full = (INSTRUCTORS / "plan-full-day.md").read_text(encoding="utf-8")
+    [dropped] = [line for line in full.splitlines() if line.startswith("| 14:41 |")]
+    assert "unchecked" in " ".join(check_problems(full.replace(dropped + "\n", "")))
+    moved = full.replace("| 09:21 | 00's second", "| 09:23 | 00's second")
+    assert any("not of the lesson" in p for p in check_problems(moved))
+    half = (INSTRUCTORS / "plan-half-day.md").read_text(encoding="utf-8")
+    demo = half.replace("`quiz 02b.1`", "`checkpoint 02b.1`")
+    assert any("not done in the row" in p for p in check_problems(demo))
+    assert any("no quiz" in p for p in check_problems(half.replace("`quiz 02.4`", "`quiz 02.9`")))
 
 
 @pytest.mark.parametrize("path", PLANS, ids=ids)
