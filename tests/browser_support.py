@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,3 +227,15 @@ def start_lab(
                 lab.stop()
                 raise RuntimeError(f"jupyter lab did not answer in {timeout} s; see {log}") from exc
             time.sleep(0.1)
+
+
+def playwright_sync_api() -> Any:
+    """Playwright's sync API; a missing playwright skips the test, or fails it under CI."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        message = "playwright is not installed (it is in the test extra)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must install it")
+        pytest.skip(message)
+    return sync_api

@@ -40,6 +40,7 @@ from browser_support import (
     Lab,
     free_loopback_port,
     isolated_env,
+    playwright_sync_api,
     short_temp_dir,
     start_lab,
     write_notebook,
@@ -113,17 +114,6 @@ calendar""",
 ]
 
 
-def _sync_api() -> Any:
-    try:
-        from playwright import sync_api
-    except ImportError:
-        message = "playwright is not installed (it is in the test extra)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must install it")
-        pytest.skip(message)
-    return sync_api
-
-
 @pytest.fixture(scope="module")
 def jupyter_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     tmp = short_temp_dir()
@@ -135,7 +125,7 @@ def jupyter_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
 
 @pytest.fixture(scope="module")
 def chromium_browser(jupyter_env: dict[str, str]) -> Iterator[Any]:
-    sync_api = _sync_api()
+    sync_api = playwright_sync_api()
     executable = system_binary("chromium", paths=("/usr/bin/chromium",))
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -223,7 +213,7 @@ def run_notebook(
 ) -> Any:
     """Open ``notebook``, run every cell, return the locator of its panel. ``last_output``
     (default: the notebook's entry in LAST_OUTPUT) shows that Run All has finished."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page.goto(lab.notebook_url(notebook))
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for()
@@ -247,7 +237,7 @@ def widgets_run(chromium_browser: Any, lab: Lab) -> Iterator[tuple[Any, Any]]:
 
 def try_it_flow(panel: Any) -> Any:
     flow = panel.locator(".mrtr-flow", has_text='"city": "Lisbon"')
-    _sync_api().expect(flow).to_have_count(1)
+    playwright_sync_api().expect(flow).to_have_count(1)
     flow.scroll_into_view_if_needed()
     return flow
 
@@ -260,7 +250,7 @@ def screenshot(page: Any, name: str) -> None:
 def test_a_field_that_fails_validation_then_a_valid_accept_completes_the_call(
     fresh_run: tuple[Any, Any],
 ) -> None:
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page, panel = fresh_run
     flow = try_it_flow(panel)
     status = flow.locator(".mrtr-status")
@@ -293,7 +283,7 @@ def test_declining_is_sent_and_the_tool_offers_the_public_forecast_without_askin
     shared_run: tuple[Any, Any],
 ) -> None:
     """ELIC-6: a decline is an explicit "no": the weather tool completes with an alternative."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page, panel = shared_run
     flow = try_it_flow(panel)
 
@@ -311,7 +301,7 @@ def test_url_mode_consent_sends_accept_then_a_manual_retry_after_signing_in_comp
     """ELIC-9: consent sends accept at once; the server waits for the page (15 s in the
     lesson), then asks again; the learner signs in on the page and presses the manual retry
     (ELIC-10). The sign-in happens only after the server asked again, so the path is fixed."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page, panel = optional_run
     # The "try it yourself" card: the first connect_calendar flow, which no cell answers.
     flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar").first
@@ -360,7 +350,7 @@ def test_the_round_diff_view_shows_each_rounds_changes_and_opens_its_full_json_o
 ) -> None:
     """Collapsed by default: each round shows what changed (a new id, MRTR-C3; the state echoed,
     MRTR-C2); one click on a round's summary shows its full request and response."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page, panel = widgets_run
     view = panel.locator(".widget-vbox.mrtr-round-diff")
     expect(view).to_have_count(1)
@@ -389,7 +379,7 @@ def test_the_round_diff_view_shows_each_rounds_changes_and_opens_its_full_json_o
 def test_a_quiz_explains_a_wrong_option_and_confirms_the_right_one(
     widgets_run: tuple[Any, Any],
 ) -> None:
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page, panel = widgets_run
     question = quiz("01").questions[0]
     wrong = next(i for i, o in enumerate(question.options) if not o.right)
@@ -419,7 +409,7 @@ def test_url_mode_behind_a_hub_the_cards_link_opens_the_page_through_jupyters_pr
     hub that is ``<jupyter>/proxy/<port>/signin/<id>`` on the lab's own port (the proxy strips
     its prefix and demands the Jupyter login: without it the link leads to the login page);
     the learner signs in there, presses the manual retry (ELIC-10), and the call completes."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     with notebook_run(chromium_browser, hub_lab, PROXY_NOTEBOOK, PROXY_DONE) as (page, panel):
         flow = panel.locator(".mrtr-flow", has_text="tools/call connect_calendar")
         expect(flow).to_have_count(1)

@@ -10,13 +10,19 @@ Chromium is Debian's ``/usr/bin/chromium``, driven by Playwright for Python.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, Lab, isolated_env, short_temp_dir, start_lab
+from browser_support import (
+    CHROMIUM_FLAGS,
+    Lab,
+    isolated_env,
+    playwright_sync_api,
+    short_temp_dir,
+    start_lab,
+)
 from conftest import system_binary
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -24,17 +30,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NOTEBOOK = "notebooks/01-the-basic-flow.ipynb"
 CHEATSHEET = "../docs/cheatsheet.md"
 EVENTUALLY_MS = 60_000  # a cap: every wait ends as soon as what it waits for is there
-
-
-def _sync_api() -> Any:
-    try:
-        from playwright import sync_api
-    except ImportError:
-        message = "playwright is not installed (it is in the test extra)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must install it")
-        pytest.skip(message)
-    return sync_api
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +52,7 @@ def repo_lab(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> I
 
 @pytest.fixture(scope="module")
 def page(env: dict[str, str], repo_lab: Lab) -> Iterator[Any]:
-    sync_api = _sync_api()
+    sync_api = playwright_sync_api()
     executable = system_binary("chromium", paths=("/usr/bin/chromium",))
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -95,7 +90,7 @@ def test_a_lessons_link_opens_the_page_rendered_in_a_tab(
     """Lesson 01's cheat-sheet link (the README says to keep the page at hand) and lesson 04's
     link back to the README: a click opens the file in a JupyterLab tab, rendered (its first
     heading is an <h1>, not a line of Markdown source in an editor)."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     page.goto(repo_lab.notebook_url(f"notebooks/{notebook}"))
     panel = page.locator(".jp-NotebookPanel:visible")
     panel.locator(".jp-Notebook").wait_for()

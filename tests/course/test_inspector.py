@@ -48,7 +48,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM_FLAGS, SCREENSHOTS, isolated_env, short_temp_dir
+from browser_support import (
+    CHROMIUM_FLAGS,
+    SCREENSHOTS,
+    isolated_env,
+    playwright_sync_api,
+    short_temp_dir,
+)
 from conftest import system_binary
 
 from mrtr_kit.course.lessons.real_host import check_host_flow
@@ -83,14 +89,6 @@ def _missing(message: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{message}; CI must install it")
     pytest.skip(message)
-
-
-def _sync_api() -> Any:
-    try:
-        from playwright import sync_api
-    except ImportError:
-        _missing("playwright is not installed (it is in the test extra)")
-    return sync_api
 
 
 @dataclass
@@ -165,7 +163,7 @@ def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
 
 @pytest.fixture(scope="module")
 def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    sync_api = _sync_api()
+    sync_api = playwright_sync_api()
     executable = system_binary("chromium", paths=("/usr/bin/chromium",))
     tmp = short_temp_dir()
     env = isolated_env(tmp_path_factory.mktemp("inspector-browser"), tmp)
@@ -188,7 +186,7 @@ def tool_page(
     argument: tuple[str, str] = ("city", CITY),
 ) -> Iterator[Any]:
     """A fresh page of Inspector, connected to its server, on ``tool`` with its one argument."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(EVENTUALLY_MS)
     context.route(OUTSIDE, lambda route: route.abort())
@@ -219,7 +217,7 @@ def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
 
 def form_dialog(page: Any, text: str) -> Any:
     """Inspector's elicitation dialog showing ``text``, once it is there."""
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     dialog = page.get_by_role("dialog").filter(has_text=text)
     expect(dialog).to_be_visible(timeout=EVENTUALLY_MS)
     expect(dialog).to_contain_text("Elicitation Request")
@@ -228,7 +226,7 @@ def form_dialog(page: Any, text: str) -> Any:
 
 
 def result_text(page: Any, text: str) -> None:
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     expect(page.locator("pre").filter(has_text=text).first).to_be_visible(timeout=EVENTUALLY_MS)
 
 
@@ -249,7 +247,7 @@ def test_inspector_fills_the_weather_form_and_shows_the_forecast(
     dialog.get_by_role("textbox", name="Your login", exact=True).fill("grace")
     dialog.get_by_role("button", name="Submit").click()
     result_text(page, f"Hello grace! Weather now in {CITY}")
-    expect = _sync_api().expect
+    expect = playwright_sync_api().expect
     expect(page.get_by_role("dialog").filter(has_text=QUESTION)).to_have_count(0)
     first, retry = lessons.calls("get_weather")[before:]  # exactly two rounds
     assert (first["outcome"], first["asked"], first["answers"]) == ("input_required", ["login"], {})
