@@ -141,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for path in lessons(args.notebooks):
             deck = build(path, args.out)
-            slides = len(titles(nbformat.read(path, as_version=4)))
-            print(
-                f"{deck.relative_to(ROOT) if deck.is_relative_to(ROOT) else deck}: {slides} slides"
-            )
+            nb = nbformat.read(path, as_version=4)
+            below = sum(slide_type(c) == "subslide" for c in nb.cells)
+            where = deck.relative_to(ROOT) if deck.is_relative_to(ROOT) else deck
+            print(f"{where}: {len(titles(nb))} slides, {below} subslides below them")
     return 0
 
 
