@@ -181,3 +181,25 @@ def test_mrtr_s7_the_refusal_names_the_kind_the_client_did_not_declare():
     ]:
         with pytest.raises(ProtocolViolation, match=f"^server sent a {kind} request "):
             answer(handlers, request)
+
+
+def test_mrtr_c1_c6_kit_a_wrong_answer_set_says_both_problems_sorted_and_apart():
+    """MRTR-C1 / MRTR-C6 (a missing answer) and the kit's refusal of extras (KIT, MRTR-E3), in
+    one message: each list sorted, whatever order the keys came in, the two parts apart.
+
+    Kills: the ``sorted`` of asked, missing or unexpected dropped; the parts joined with "".
+    """
+    from mrtr_kit.client.answers import retry_answers
+
+    # Eight keys each: a set of them iterates in sorted order by luck 1 time in 40,320.
+    asked = ["kappa", "alpha", "omega", "delta", "beta", "gamma", "sigma", "eta"]
+    extra = ["zz", "aa", "mm", "cc", "bb", "qq", "ee", "hh"]
+    requests = {k: {"method": "elicitation/create"} for k in asked}
+    with pytest.raises(InvalidAnswers) as info:
+        retry_answers(requests, {k: {"action": "cancel"} for k in extra})
+    assert str(info.value) == (
+        f"no answer for {sorted(asked)}: a client must answer every requested key of the "
+        f"latest inputRequests {sorted(asked)} before retrying (MRTR-C1, MRTR-C6); "
+        f"answers nobody asked for {sorted(extra)}: this client does not send them (KIT; the "
+        "spec only says a server SHOULD ignore them, MRTR-E3)"
+    )

@@ -36,6 +36,10 @@ def test_mrtr_c9_results_of_rounds_with_inputs_are_never_cacheable():
         retry, params={k: v for k, v in retry["params"].items() if k != "inputResponses"}
     )
     assert not may_cache(state_only, Complete({"contents": []}))
+    answers_only = dict(
+        retry, params={k: v for k, v in retry["params"].items() if k != "requestState"}
+    )
+    assert not may_cache(answers_only, Complete({"contents": []}))
     tool = f.request("tools/call", {"name": "t"})
     assert not may_cache(tool, Complete({"content": []}))  # CACHE-6
 

@@ -576,6 +576,7 @@ MALFORMED = {
     "asked holding a number": ("asked", [1]),
     "data a list": ("data", ["step", 1]),
     "sub missing": ("sub", KeyError),
+    "data missing": ("data", KeyError),  # data is null, not absent, when a handler keeps none
 }
 
 
