@@ -703,7 +703,7 @@ class McpServer:
 
         Every input_required this server sends carries a state recording the keys it asked
         (``_finish``), so a request without one is a first round: the server has asked nothing
-        yet, and any inputResponses on it are unrequested (MRTR-E3, SEC-6) and dropped, except
+        yet, and any inputResponses on it are unrequested (MRTR-E3; SEC-6, KIT) and dropped, except
         under the keys a tool registered as ``stateless_answers``.
         """
         answers: dict[str, dict[str, Any]] = raw_params.get("inputResponses") or {}
@@ -715,7 +715,7 @@ class McpServer:
             # The reason goes to the log; the wire gets the one fixed error (KIT).
             state_log.warning("rejected requestState (%s): %s", where, exc.reason)
             raise invalid_state_error(exc.reason) from None
-        # SEC-6 / MRTR-E3: only answers to what this state's round asked for reach the
+        # SEC-6 (KIT) / MRTR-E3: only answers to what this state's round asked for reach the
         # handler; anything else the client sent is ignored.
         asked = set(claims["asked"])
         return {k: v for k, v in answers.items() if k in asked}, claims
@@ -745,7 +745,8 @@ class McpServer:
         _gate(requests, meta)  # MRTR-S7 / CAP-2
         # Always a state, even for a handler that keeps none (its data is then null): it
         # records the keys asked this round, so the retry's unasked answers are dropped before
-        # any handler sees them (MRTR-E3, SEC-6), and gives the retry a jti to redeem (MRTR-S5d).
+        # any handler sees them (MRTR-E3; SEC-6, KIT), and gives the retry a jti to redeem
+        # (MRTR-S5d).
         state = self.states.mint(binding, list(requests), outcome.state)
         result = InputRequiredResult.model_validate(
             {

@@ -15,7 +15,7 @@ claim    holds                                                  rejects a state 
 ``jti``  a token id, random by default                          spent already (with a ledger, S5d)
 ======== ====================================================== ==========================
 
-plus ``asked`` (the input keys asked with this state, SEC-6) and ``data`` (the handler's own
+plus ``asked`` (the input keys asked with this state, SEC-6, KIT) and ``data`` (the handler's own
 state, or null when it keeps none: the core mints a state for every input_required, so the
 retry's unasked answers are dropped, MRTR-E3). Clocks of several instances differ a little:
 ``skew_s`` bounds the tolerance.
