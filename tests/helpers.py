@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -167,3 +171,40 @@ def reply(request: dict, result: dict) -> dict:
 
 def asking(request: dict, requests: dict, state: str | None = "s1") -> dict:
     return reply(request, irr(requests, state))
+
+
+# -- a real `serve` process ---------------------------------------------------------------------
+
+
+def start_serve(
+    cwd: Path, *args: str, log: str = "warning", env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``python -m mrtr_kit serve ARGS`` in ``cwd`` on a free port (``env`` added to this
+    process's), and the URL it prints once it accepts connections."""
+    command = [sys.executable, "-m", "mrtr_kit", "serve", *args, "--port", "0"]
+    proc = subprocess.Popen(
+        [*command, "--log-level", log],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
+    assert proc.stdout is not None
+    before = []  # uvicorn's own log lines, at --log-level info
+    while " at http" not in (line := proc.stdout.readline()):
+        if not line:
+            proc.kill()
+            raise AssertionError(f"serve printed no URL: {''.join(before)}")
+        before.append(line)
+    return proc, line.rsplit(" at ", 1)[1].strip()
+
+
+def stop_serve(proc: subprocess.Popen[str]) -> str:
+    """Stop a process ``start_serve`` started (by its PID) and return what it printed."""
+    proc.terminate()  # by PID: only the process this test started
+    try:
+        return proc.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0]

@@ -17,16 +17,12 @@ import base64
 import binascii
 import contextlib
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import headers, request
+from helpers import headers, request, start_serve, stop_serve
 
 BANK = """
 import os
@@ -74,22 +70,6 @@ FORMS = {"elicitation": {"form": {}}}
 PUBLIC = "api.example.com"
 
 
-def start(cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "mrtr_kit", "serve", "--app", "bank:server"]
-    command += ["--allowed-host", PUBLIC, "--port", "0"]
-    proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert proc.stdout is not None
-    seen = []
-    while " at http" not in (line := proc.stdout.readline()):
-        if not line:
-            proc.kill()
-            raise AssertionError(f"serve printed no URL: {''.join(seen)}")
-        seen.append(line)
-    return proc, line.rsplit(" at ", 1)[1].strip()
-
-
 def call(url: str, rid: int, **params: Any) -> dict[str, Any]:
     body = request(
         "tools/call",
@@ -120,8 +100,10 @@ def decodings(token: str) -> list[bytes]:
 def test_issue_20_own_module_public_host_sealed_state_unasked_answer_and_one_payment(tmp_path):
     (tmp_path / "bank.py").write_text(BANK, encoding="utf-8")
     paid = tmp_path / "paid.txt"
-    env = {**os.environ, "BANK_PAID_FILE": str(paid), "PYTHONUNBUFFERED": "1"}
-    proc, url = start(tmp_path, env)
+    proc, url = start_serve(
+        tmp_path, "--app", "bank:server", "--allowed-host", PUBLIC,
+        env={"BANK_PAID_FILE": str(paid)},
+    )  # fmt: skip
     try:
         confirm = {"action": "accept", "content": {"ok": True}}
         early_otp = {"action": "accept", "content": {"code": "123456"}}
@@ -146,8 +128,7 @@ def test_issue_20_own_module_public_host_sealed_state_unasked_answer_and_one_pay
         replay = call(url, 4, **final)
         assert replay["error"]["code"] == -32602, replay  # MRTR-S5d: spent
     finally:
-        proc.terminate()
-        out = proc.communicate(timeout=10)[0]
+        out = stop_serve(proc)
     assert paid.read_text() == "250 bob\n", "paid more than once"
     assert "Traceback" not in out, out
     print(json.dumps({"round2_requestState_chars": len(state)}))

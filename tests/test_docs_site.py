@@ -27,20 +27,13 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
+from browser_support import load_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "library"))
 from test_docstrings import public_definitions  # noqa: E402  (the one list of public names)
 
 pytestmark = pytest.mark.slow  # a Sphinx build in a subprocess, about 20 s
-
-
-def _kit() -> Any:
-    spec = importlib.util.spec_from_file_location("kit_for_docs", ROOT / "tools" / "kit.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +45,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
             pytest.fail(f"{message}; CI must install it")
         pytest.skip(message)
     out = tmp_path_factory.mktemp("site")
-    command = [sys.executable, "-m", "sphinx", *_kit().SPHINX_FLAGS, ".", str(out)]
+    command = [sys.executable, "-m", "sphinx", *load_kit(ROOT).SPHINX_FLAGS, ".", str(out)]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     yield out, run.stdout + run.stderr + f"\nexit status {run.returncode}"
 

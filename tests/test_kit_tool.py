@@ -90,11 +90,8 @@ def fake_venv(tmp_path):
     return tmp_path / "venv"
 
 
-def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fake_venv):
-    """``lab`` needs ``.[lab]`` only; ``test`` needs ``.[lab,test]``; the stamp names what is in."""
-    kit = load_kit(monkeypatch, venv_dir=fake_venv)
-    assert kit.COMMANDS["lab"][1] == ("lab",)
-    assert kit.COMMANDS["test"][1] == ("lab", "test")
+def record_commands(monkeypatch: pytest.MonkeyPatch, kit) -> list[list[str]]:
+    """Every command ``kit`` runs from now on, recorded instead of run (each succeeds)."""
     commands: list[list[str]] = []
 
     def record(command, **kwargs):
@@ -102,6 +99,15 @@ def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fa
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(kit.subprocess, "run", record)
+    return commands
+
+
+def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fake_venv):
+    """``lab`` needs ``.[lab]`` only; ``test`` needs ``.[lab,test]``; the stamp names what is in."""
+    kit = load_kit(monkeypatch, venv_dir=fake_venv)
+    assert kit.COMMANDS["lab"][1] == ("lab",)
+    assert kit.COMMANDS["test"][1] == ("lab", "test")
+    commands = record_commands(monkeypatch, kit)
     kit.ensure_env(("lab",))
     assert commands[-1][-2:] == ["-e", ".[lab]"]
     assert kit.installed_extras() == ("lab",)
@@ -119,13 +125,7 @@ def test_docs_adds_the_docs_extra_and_builds_strictly(monkeypatch, fake_venv):
     """KIT: ``docs`` installs ``.[docs]`` beside what is in (the test extra has its packages
     already), then runs Sphinx with warnings as errors into site/."""
     kit = load_kit(monkeypatch, venv_dir=fake_venv)
-    commands: list[list[str]] = []
-
-    def record(command, **kwargs):
-        commands.append(command)
-        return subprocess.CompletedProcess(command, 0)
-
-    monkeypatch.setattr(kit.subprocess, "run", record)
+    commands = record_commands(monkeypatch, kit)
     kit.ensure_env(("lab",))
     commands.clear()
     assert kit.run_docs([]) == 0
@@ -146,13 +146,7 @@ def test_offline_installs_every_package_from_the_wheelhouse_alone(monkeypatch, f
     house = tmp_path / "house"
     house.mkdir()
     (house / "mrtr_kit-0.1.0-py3-none-any.whl").write_bytes(b"")
-    commands: list[list[str]] = []
-
-    def record(command, **kwargs):
-        commands.append(command)
-        return subprocess.CompletedProcess(command, 0)
-
-    monkeypatch.setattr(kit.subprocess, "run", record)
+    commands = record_commands(monkeypatch, kit)
     offline, rest = kit.offline_source(["--no-browser", "--offline", str(house), "--port", "1"])
     assert offline == house.resolve() and rest == ["--no-browser", "--port", "1"]
     kit.ensure_env(("lab",), offline=offline)

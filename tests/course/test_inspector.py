@@ -33,7 +33,6 @@ form dialog goes to ``screenshots/browser/inspector-form.png``, and of book_tabl
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -44,7 +43,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -52,6 +50,7 @@ from browser_support import (
     CHROMIUM_FLAGS,
     SCREENSHOTS,
     isolated_env,
+    load_kit,
     playwright_sync_api,
     short_temp_dir,
 )
@@ -73,16 +72,7 @@ QUESTION = f"Sign in to see the weather for {CITY}: which login should I use?"
 OUTSIDE = re.compile(r"^(?!https?://(127\.0\.0\.1|localhost)[:/])[a-z-]+://")
 
 
-def _load_kit() -> ModuleType:
-    """tools/kit.py, the code behind ``python3 tools/kit.py inspector`` (not a package)."""
-    spec = importlib.util.spec_from_file_location("kit_for_inspector", ROOT / "tools" / "kit.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-kit = _load_kit()
+kit = load_kit(ROOT)  # tools/kit.py, the code behind `kit.py inspector`
 
 
 def _missing(message: str) -> None:

@@ -11,16 +11,14 @@ sharing a keys file finish one flow).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import discover_over_http, headers, request
+from helpers import discover_over_http, headers, request, start_serve, stop_serve
 
 from mrtr_kit.__main__ import _app_server, build_parser, main
 from mrtr_kit.server import KeyRing
@@ -204,36 +202,6 @@ def test_http_only_options_are_refused_over_stdio(app, capsys):
 # -- real processes ---------------------------------------------------------------------------
 
 
-def start(cwd: Path, *args: str, log: str = "warning") -> tuple[subprocess.Popen[str], str]:
-    """``serve`` in ``cwd`` on a free port, and the URL it prints once it accepts connections."""
-    command = [sys.executable, "-m", "mrtr_kit", "serve", *args, "--port", "0"]
-    proc = subprocess.Popen(
-        [*command, "--log-level", log],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stdout is not None
-    before = []  # uvicorn's own log lines, at --log-level info
-    while " at http" not in (line := proc.stdout.readline()):
-        if not line:
-            proc.kill()
-            raise AssertionError(f"serve printed no URL: {''.join(before)}")
-        before.append(line)
-    return proc, line.rsplit(" at ", 1)[1].strip()
-
-
-def stop(proc: subprocess.Popen[str]) -> str:
-    proc.terminate()  # by PID: only the process this test started
-    try:
-        return proc.communicate(timeout=10)[0]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.communicate()[0]
-
-
 def call_hello(url: str, **params: Any) -> dict[str, Any]:
     body = request("tools/call", {"name": "hello", "arguments": {}, **params}, capabilities=FORMS)
     response = httpx.post(url, json=body, headers=headers("tools/call", "hello"), timeout=30)
@@ -248,7 +216,7 @@ def test_http_27_29_serve_app_over_http_answers_its_allowed_public_names_only(tm
     another (``evil.example``) still gets 403 (the DNS-rebinding defence, HTTP-27)."""
     (tmp_path / "myserver.py").write_text(APP, encoding="utf-8")
     trace = tmp_path / "trace.jsonl"
-    proc, url = start(
+    proc, url = start_serve(
         tmp_path, "--app", "myserver:server", "--allowed-host", "api.example.com",
         "--trace", str(trace),
     )  # fmt: skip
@@ -265,7 +233,7 @@ def test_http_27_29_serve_app_over_http_answers_its_allowed_public_names_only(tm
         assert discover_over_http(url, {"Host": "evil.example"}).status_code == 403
         assert discover_over_http(url, {"Origin": "https://evil.example"}).status_code == 403
     finally:
-        out = stop(proc)
+        out = stop_serve(proc)
     assert "Traceback" not in out, out
     rounds = [json.loads(line) for line in trace.read_text().splitlines()]
     # Two rounds of hello and the two allowed discovers: the 403s never reach the server.
@@ -276,12 +244,12 @@ def test_http_27_29_serve_app_over_http_answers_its_allowed_public_names_only(tm
 def test_http_27_without_allowed_host_a_public_name_is_refused(tmp_path):
     """The default stays loopback only: ``Host: api.example.com`` is 403."""
     (tmp_path / "myserver.py").write_text(APP, encoding="utf-8")
-    proc, url = start(tmp_path, "--app", "myserver:server")
+    proc, url = start_serve(tmp_path, "--app", "myserver:server")
     try:
         assert discover_over_http(url, {"Host": "api.example.com"}).status_code == 403
         assert discover_over_http(url).status_code == 200
     finally:
-        stop(proc)
+        stop_serve(proc)
 
 
 @pytest.mark.slow
@@ -294,14 +262,14 @@ def test_forwarded_headers_are_read_only_from_trusted_proxies_and_never_for_the_
     Either way X-Forwarded-Host never passes the Host check (HTTP-27): only Host counts."""
     (tmp_path / "myserver.py").write_text(APP, encoding="utf-8")
     proxy = ["--forwarded-allow-ips", "127.0.0.1"] if trusted else []
-    proc, url = start(tmp_path, "--app", "myserver:server", *proxy, log="info")
+    proc, url = start_serve(tmp_path, "--app", "myserver:server", *proxy, log="info")
     try:
         forwarded = {"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}
         assert discover_over_http(url, forwarded).status_code == 200
         sneaky = {"Host": "evil.example", "X-Forwarded-Host": "127.0.0.1"}
         assert discover_over_http(url, sneaky).status_code == 403
     finally:
-        out = stop(proc)
+        out = stop_serve(proc)
     assert ("203.0.113.7" in out) is trusted, out
 
 
