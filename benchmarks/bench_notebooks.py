@@ -49,7 +49,7 @@ def run(path: Path) -> None:
 
 
 def main() -> None:
-    paths = [Path(a) for a in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    paths = [Path(a) for a in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("*/*.ipynb"))
     for path in paths:
         run(path)
 

@@ -2,7 +2,7 @@
 
 For each front (``--front none``: clients connect to ``python -m mrtr_kit serve --example
 weather`` itself; ``--front nginx``: to a real nginx from the repository's own
-``mrtr_kit.course.fleet.nginx_config`` in front of that server; ``--front both``: one after the
+``mrtr_course.fleet.nginx_config`` in front of that server; ``--front both``: one after the
 other, each with fresh processes) it runs three phases of honest ``get_weather`` flows (round
 1 answers input_required with the login form, round 2 carries the answer and completes):
 
@@ -50,8 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from flooder import raise_open_files_limit  # noqa: E402
 
+from mrtr_course.fleet import Fleet, serve_command, start_processes  # noqa: E402
 from mrtr_kit.client import ElicitResult, McpClient  # noqa: E402
-from mrtr_kit.course.fleet import Fleet, Nginx, serve_command, start_processes, stop_process  # noqa: E402
+from mrtr_kit.server.loopback import stop_process  # noqa: E402
+from mrtr_kit.server.nginx import Nginx  # noqa: E402
 
 FLOODER = ROOT / "tests" / "flooder.py"
 EXPECTED = "Hello flood-user"

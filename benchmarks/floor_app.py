@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from mrtr_kit.course.examples.weather import LOGIN_FORM
+from mrtr_course.examples.weather import LOGIN_FORM
 from mrtr_kit.server.http import bind_tcp, uvicorn_config
 
 _ID = re.compile(rb'"id":\s*("[^"]*"|-?[0-9]+)')

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", action="store_true", help="also run each notebook, timed")
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("*/*.ipynb"))
     readings = []
     for path in paths:
         r = read(path)

@@ -1,9 +1,9 @@
-"""The kit's ``get_weather`` (``mrtr_kit.course.examples.weather``) in the official SDK, for
+"""The kit's ``get_weather`` (``mrtr_course.examples.weather``) in the official SDK, for
 ``bench_flows.py``: the same two-round flow, so both servers do the same protocol work.
 
 Round 1 has no ``login`` answer: ``InputRequiredResult`` with the same login form. Round 2
 carries the accepted answer: the forecast. No ``requestState`` on either side (the kit's
-example needs none). Served like ``mrtr_kit.course.sdk_port``: the SDK's Streamable HTTP app under
+example needs none). Served like ``mrtr_course.sdk_port``: the SDK's Streamable HTTP app under
 uvicorn's defaults, on loopback, printing its URL once bound.
 
     .venv/bin/python benchmarks/sdk_weather.py [--port 0]
@@ -19,8 +19,8 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 
-from mrtr_kit.course.examples import fake_weather
-from mrtr_kit.course.examples.weather import CANCELLED, DECLINED, LOGIN_FORM
+from mrtr_course.examples import fake_weather
+from mrtr_course.examples.weather import CANCELLED, DECLINED, LOGIN_FORM
 from mrtr_kit.server.http import bind_tcp
 
 

@@ -1,7 +1,10 @@
 """Command line: ``python -m mrtr_kit`` (or ``mrtr-kit``).
 
 * ``serve --example NAME [--host 127.0.0.1] [--port 8765]`` — run an example server over
-  Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite);
+  Streamable HTTP at ``http://HOST:PORT/mcp`` (``--example conformance`` for the suite). The
+  examples are the course's, not the library's: the course package (``mrtr-course``, in
+  ``course/``) registers them under the entry-point group ``mrtr_kit.examples``, and without
+  it ``--example`` says what to install (``_example_builder``);
   ``--state-codec aead|hmac`` (default aead) and
   ``--ledger memory|sqlite:PATH|redis://HOST:PORT/DB`` choose how requestState is protected
   and where single-use states and the examples' business records (payouts, bookings) are
@@ -9,7 +12,6 @@
   processes that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``)
   and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
-  ``--legacy`` serves an example's 2025-11-25 version instead (lesson 03 only);
 * ``serve --app MODULE:ATTRIBUTE`` — your own ``McpServer`` instead of an example, found like
   ``uvicorn module:app`` (the current folder first on ``sys.path``): the server itself, served
   as built, or a callable returning one (given the CLI's keys, ``--state-codec`` and
@@ -27,13 +29,12 @@
   ``MRTR_KIT_BEARER_TOKENS``, ``--host``, ``--port`` and ``--instance-name`` do not apply);
   ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
   server's view of each round, ``server/rounds.py``; a notebook follows it with
-  ``course/plain/server_trace.py``);
-* ``examples`` — list the example names;
-* ``demo [--city Paris] [--verbose]`` — the basic MRTR flow in the terminal: the weather tool
-  asks for your login, you answer at the prompt, and each round is shown in one line (method,
-  id, answers, resultType, what is asked, requestState length); ``--verbose`` prints every
-  request and response in full;
+  ``mrtr_course/plain/server_trace.py``);
+* ``examples`` — list the example names the installed course registers;
 * ``conformance-client URL`` — the client the official conformance suite launches.
+
+The course's own commands (``serve --legacy``, ``demo``) are ``python -m mrtr_course``'s,
+which builds on this parser; here they only say where they went (``MOVED``).
 """
 
 from __future__ import annotations
@@ -60,27 +61,21 @@ def _url(host: str, port: int) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """``serve``: an example over Streamable HTTP; ``--stdio``, over stdin and stdout
-    (``_serve_stdio``); ``--legacy``, its 2025-11-25 original (``_serve_legacy``); ``--app
-    module:attribute``, the user's own ``McpServer`` instead of an example (``_app_server``)."""
+    (``_serve_stdio``); ``--app module:attribute``, the user's own ``McpServer`` instead of an
+    example (``_app_server``)."""
     if args.app is None and args.example is None:
         args.example = "lessons"
-    if args.legacy and args.app:
-        print("serve: --legacy serves the course's 2025-11-25 examples, not --app", file=sys.stderr)
+    try:
+        builder = None if args.app else _example_builder(args.example)
+    except _Refused as exc:
+        print(f"serve: {exc}", file=sys.stderr)
         return 2
-    if args.legacy and args.stdio:
-        print("serve: the 2025-11-25 servers are HTTP-only: --legacy or --stdio", file=sys.stderr)
-        return 2
-    if args.legacy:
-        return _serve_legacy(args)
     if args.stdio:
-        return _serve_stdio(args)
-
-    from mrtr_kit.course.examples.url_login import UrlLoginExample
-    from mrtr_kit.course.fleet import INSTANCE_HEADER
+        return _serve_stdio(args, builder)
 
     from .server.auth import BearerTokens
     from .server.hosts import parse_host
-    from .server.http import LOOPBACK_HOSTS, bind_tcp, create_app
+    from .server.http import INSTANCE_HEADER, LOOPBACK_HOSTS, bind_tcp, create_app
 
     hosts: tuple[str, ...] = LOOPBACK_HOSTS
     if args.host not in LOOPBACK:
@@ -100,20 +95,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        if args.app:
+        if builder is None:
             server = _app_server(args)
-            pages = None
         else:
             state = _example_state(args)
     except _Refused as exc:
         print(f"serve: {exc}", file=sys.stderr)
         return 2
     sock = bind_tcp(args.host, args.port)
-    if not args.app:
-        # url-login serves its sign-in page beside /mcp, and its links must name this address.
+    pages = None
+    if builder is not None:
+        # An example with pages of its own (url-login's sign-in page) is built with this
+        # address, which its links must name; see _example_builder.
         base_url = _url(args.host, sock.getsockname()[1]).removesuffix("/mcp")
-        pages = UrlLoginExample(base_url, **state) if args.example == "url-login" else None
-        server = pages.server if pages else _examples()[args.example](**state)
+        built = builder.build(base_url, state)
+        server, pages = (built, None) if builder.plain else (built.server, built)
     if args.trace:
         server.observer = trace_writer(args.trace)
     tokens = BearerTokens.from_env()
@@ -131,7 +127,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return _run(app, args, what, sock)
 
 
-def _serve_stdio(args: argparse.Namespace) -> int:
+def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> int:
     """``serve --stdio``: the same example server, codec and ledger, on stdin and stdout
     (``server/stdio.py``). stdout carries JSON-RPC lines only (STDIO-1): no banner; logs
     and every warning go to stderr, and so does anything a handler prints."""
@@ -152,17 +148,16 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     if args.allowed_host or args.forwarded_allow_ips:
         print("serve --stdio: --allowed-host and --forwarded-allow-ips are for HTTP")
         return 2
-    if not args.app and args.example == "url-login":
-        # Its sign-in page is served over HTTP beside /mcp; over stdio there is none to visit.
-        print("serve --stdio: url-login needs its HTTP sign-in page; serve it over HTTP")
+    if builder is not None and not builder.plain:
+        # Its pages (url-login's sign-in page) are served over HTTP beside /mcp; over stdio
+        # there is nothing to visit.
+        print(f"serve --stdio: {args.example} needs its HTTP pages; serve it over HTTP")
         return 2
     if os.environ.get("MRTR_KIT_BEARER_TOKENS"):
         # No credential crosses a pipe: the client that started this process is the user.
         print("serve --stdio: MRTR_KIT_BEARER_TOKENS is for HTTP; ignored over stdio")
     try:
-        server = (
-            _app_server(args) if args.app else _examples()[args.example](**_example_state(args))
-        )
+        server = _app_server(args) if builder is None else builder.build(None, _example_state(args))
     except _Refused as exc:
         print(f"serve: {exc}")
         return 2
@@ -193,10 +188,55 @@ class _Refused(Exception):
     """Why ``serve`` stops before serving: one line on stderr, status 2, no traceback."""
 
 
-def _examples() -> dict[str, Callable[..., McpServer]]:
-    from mrtr_kit.course.examples import EXAMPLES
+EXAMPLES_GROUP = "mrtr_kit.examples"  # the entry-point group the course registers under
+COURSE_HINT = (
+    "the examples come with the course: in a clone of mrtr-kit, `python3 tools/kit.py lab` "
+    "installs it (or `pip install -e ./course`)"
+)
 
-    return EXAMPLES
+
+class ExampleBuilder:
+    """An example server registered in ``EXAMPLES_GROUP``: a builder called with the CLI's
+    ``state_keys``, ``state_codec`` and ``ledger`` that returns an ``McpServer``. One whose
+    first parameter is ``base_url`` serves pages of its own beside ``/mcp`` (url-login's
+    sign-in page): it is given the address its links must name and returns an object with
+    ``.server`` (the McpServer) and ``.app(**http_options)`` (the whole ASGI app)."""
+
+    def __init__(self, name: str, build: Callable[..., Any]) -> None:
+        import inspect
+
+        self.name = name
+        self._build = build
+        first = next(iter(inspect.signature(build).parameters), None)
+        self.plain = first != "base_url"
+
+    def build(self, base_url: str | None, state: dict[str, Any]) -> Any:
+        return self._build(**state) if self.plain else self._build(base_url, **state)
+
+
+def example_entry_points() -> dict[str, Any]:
+    """The examples installed, by name (their entry points, not yet loaded)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=EXAMPLES_GROUP)}
+
+
+def _example_builder(name: str) -> ExampleBuilder:
+    found = example_entry_points()
+    if name not in found:
+        if not found:
+            raise _Refused(f"--example {name!r}: no examples are installed; {COURSE_HINT}")
+        raise _Refused(f"--example {name!r}: no such example; try {', '.join(sorted(found))}")
+    return ExampleBuilder(name, found[name].load())
+
+
+# Commands that moved to the course's command line with the course (``python -m mrtr_course``):
+# the old spelling says where they are now instead of failing with argparse's usage.
+MOVED = {
+    "serve --legacy": "serve --legacy is the course's now: python -m mrtr_course serve --legacy "
+    "--example trip-planner",
+    "demo": "demo is the course's now: python -m mrtr_course demo",
+}
 
 
 def _state_keys(args: argparse.Namespace) -> KeyRing:
@@ -385,32 +425,13 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
     return 0
 
 
-def _serve_legacy(args: argparse.Namespace) -> int:
-    """``serve --legacy``: the 2025-11-25 original of an example, for the migration lesson."""
-    from mrtr_kit.course.examples import LEGACY_EXAMPLES
-    from mrtr_kit.course.legacy.http import configure_logging, create_legacy_app
-
-    if args.trace:
-        print("--trace records 2026-07-28 rounds; the legacy server has none", file=sys.stderr)
-        return 2
-    if args.example not in LEGACY_EXAMPLES:
-        print(f"no 2025-11-25 version of {args.example!r}; try {sorted(LEGACY_EXAMPLES)}")
-        return 2
-    if args.host not in LOOPBACK:
-        print("the legacy server is for the lesson only: it serves loopback only", file=sys.stderr)
-        return 2
-    server = LEGACY_EXAMPLES[args.example](
-        shared_sessions=args.sessions == "shared", answer_timeout_s=args.answer_timeout
-    )
-    configure_logging()
-    app = create_legacy_app(server, instance=args.instance_name or "legacy")
-    return _run(app, args, f"the 2025-11-25 version of {args.example!r}")
-
-
 def cmd_examples(args: argparse.Namespace) -> int:
-    from mrtr_kit.course.examples import EXAMPLES
-
-    for name, build in EXAMPLES.items():
+    found = example_entry_points()
+    if not found:
+        print(f"no examples are installed; {COURSE_HINT}")
+        return 0
+    for name in sorted(found):
+        build = found[name].load()
         module = sys.modules[build.__module__]
         summary = (module.__doc__ or "").strip().splitlines()[0]
         print(f"{name:20} {summary}")
@@ -424,105 +445,17 @@ def cmd_conformance_client(args: argparse.Namespace) -> int:
     return conformance_main(["mrtr-kit conformance-client", *args.args])
 
 
-# -- demo --------------------------------------------------------------------------------------
-
-
-def _keys(mapping: Any) -> str:
-    return ", ".join(mapping) if isinstance(mapping, dict) and mapping else "none"
-
-
-def _state(value: Any) -> str:
-    return f"{len(value)} chars" if isinstance(value, str) else "none"
-
-
-def round_line(record: Any) -> str:
-    """One round in one line: method, id, what was answered and the state sent -> resultType,
-    what is asked next and the new state's length (its contents are the server's business)."""
-    params = record.request.get("params") or {}
-    sent = (
-        f"round {record.round}: {record.method} id={record.request.get('id')}, "
-        f"answers: {_keys(params.get('inputResponses'))}, "
-        f"requestState: {_state(params.get('requestState'))}"
-    )
-    response = record.response or {}
-    if "error" in response:
-        error = response["error"] or {}
-        return f"{sent} -> error {error.get('code')}: {error.get('message')}"
-    result = response.get("result") or {}
-    kind = result.get("resultType", "complete")
-    if kind != "input_required":
-        return f"{sent} -> {kind}"
-    return (
-        f"{sent} -> {kind}, asks: {_keys(result.get('inputRequests'))}, "
-        f"requestState: {_state(result.get('requestState'))}"
-    )
-
-
-def _show_round(record: Any, write: Callable[[str], Any], verbose: bool) -> None:
-    if not verbose:
-        write(round_line(record))
-        return
-    write(f"\n--- round {record.round}: {record.method} -> HTTP {record.http_status}")
-    write("request:")
-    write(json.dumps(record.request, indent=2, ensure_ascii=False))
-    write("response:")
-    write(json.dumps(record.response, indent=2, ensure_ascii=False))
-
-
-async def run_demo(
-    city: str, read: Callable[[str], str], write: Callable[[str], Any], *, verbose: bool = False
-) -> int:
-    """Call ``get_weather`` round by round against the weather example, in this process.
-
-    One line per round by default (``round_line``); ``verbose`` prints every request and
-    response in full."""
-    from mrtr_kit.course.console import ConsoleForm
-    from mrtr_kit.course.examples import weather
-
-    from .client import AnswerThese, GiveUp, McpClient, McpClientError
-    from .server.http import create_app
-
-    app = create_app(weather.build_server())
-    write(f"The weather example runs in this process; calling get_weather for {city!r}.")
-    if not verbose:
-        write("One line per round (add --verbose for the full JSON of each request and response).")
-    async with McpClient.for_app(app, elicitation=ConsoleForm(read, write)) as client:
-        try:
-            call = await client.begin_tool_call("get_weather", {"city": city})
-            _show_round(client.trace[-1], write, verbose)
-            # The sans-IO call says what to do next (client/call.py); this loop only does it.
-            step = await client.retry_state_only(call)
-            while isinstance(step, AnswerThese):
-                answers = {  # MRTR-C1: every question answered before the retry
-                    q.key: await client.handlers.answer(q.request, q.context)
-                    for q in step.questions
-                }
-                await client.continue_call(call, answers)  # new id, state echoed
-                _show_round(client.trace[-1], write, verbose)
-                step = await client.retry_state_only(call)
-            if isinstance(step, GiveUp):
-                raise step.error
-        except McpClientError as exc:
-            write(f"\nThe call stopped: {exc}")
-            return 1
-    assert call.result is not None
-    texts = [b.get("text", "") for b in call.result.get("content", []) if b.get("type") == "text"]
-    write(f"\nResult after {call.rounds} round(s): {' '.join(texts)}")
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from mrtr_kit.course.console import stdin_reader
-
-    return asyncio.run(run_demo(args.city, stdin_reader(), print, verbose=args.verbose))
-
-
 # -- parser ------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from mrtr_kit.course.examples import EXAMPLES
+# What a command line built on this one adds: given ``serve``'s parser and the subparsers, it
+# adds its options and commands and returns the names of the commands it added.
+Extension = Callable[[argparse.ArgumentParser, Any], set[str]]
 
+
+def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
+    """The ``mrtr-kit`` parser; ``extend`` adds another program's options and commands (the
+    course's ``python -m mrtr_course`` adds ``serve --legacy`` and ``demo``)."""
     from .server.ledger import LEDGER_TIMEOUT_S
 
     parser = argparse.ArgumentParser(
@@ -536,7 +469,11 @@ def build_parser() -> argparse.ArgumentParser:
         "or over stdio (--stdio)",
     )
     what = serve.add_mutually_exclusive_group()
-    what.add_argument("--example", choices=sorted(EXAMPLES), help="default lessons")
+    what.add_argument(
+        "--example",
+        metavar="NAME",
+        help="an example the course registers (`examples` lists them); default lessons",
+    )
     what.add_argument(
         "--app",
         metavar="MODULE:ATTRIBUTE",
@@ -608,30 +545,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="append the server's view of each round to PATH, one JSON line per request",
     )
-    legacy = serve.add_argument_group("2025-11-25 servers (lesson 03: migrating)")
-    legacy.add_argument(
-        "--legacy", action="store_true", help="serve the example's 2025-11-25 push-style version"
-    )
-    legacy.add_argument(
-        "--sessions",
-        choices=["shared", "local"],
-        default="shared",
-        help="shared: session ids signed with MRTR_KIT_STATE_KEY, valid on every instance",
-    )
-    legacy.add_argument(
-        "--answer-timeout", type=float, default=300.0, help="seconds a tool waits for an answer"
-    )
     serve.set_defaults(func=cmd_serve)
+    added = extend(serve, sub) if extend is not None else set()
 
     examples = sub.add_parser("examples", help="list the example servers")
     examples.set_defaults(func=cmd_examples)
 
-    demo = sub.add_parser("demo", help="the weather login flow in the terminal")
-    demo.add_argument("--city", default="Paris")
-    demo.add_argument(
-        "--verbose", action="store_true", help="print each round's request and response in full"
-    )
-    demo.set_defaults(func=cmd_demo)
+    if "demo" not in added:  # listed in --help, answered by main() (MOVED)
+        sub.add_parser("demo", help="moved: python -m mrtr_course demo")
 
     client = sub.add_parser(
         "conformance-client", help="the client for the conformance suite (URL comes last)"
@@ -642,7 +563,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # The course's command and option now (MOVED): said before argparse would refuse their
+    # arguments with its usage text.
+    if words[:1] == ["demo"]:
+        print(MOVED["demo"], file=sys.stderr)
+        return 2
+    if words[:1] == ["serve"] and "--legacy" in words:
+        print(MOVED["serve --legacy"], file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(words)
     return int(args.func(args) or 0)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mrtr_kit.course.lessons.checkpoints import Checkpoint
+from mrtr_course.checkpoints import Checkpoint
 
 OUT = "MRTR_KIT_ANSWER_KEY"  # where to write the records (JSON)
 _records: list[dict[str, Any]] = []
@@ -27,7 +27,7 @@ def _checkpoint_name() -> str | None:
     """The ``check_*`` function of the lessons that is building this checkpoint, if any."""
     for frame in inspect.stack(context=0):
         module = frame.frame.f_globals.get("__name__", "")
-        if frame.function.startswith("check_") and module.startswith("mrtr_kit.course.lessons"):
+        if frame.function.startswith("check_") and module.startswith("mrtr_course.lessons"):
             return frame.function
     return None
 

@@ -34,13 +34,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
 # Let test modules import the shared helpers module next to them.
 sys.path.insert(0, str(Path(__file__).parent))
 
-# Lesson 02's attacks are a plain module beside its notebook (notebooks/lesson02_attacks.py),
-# imported by the notebook as the kernel's working directory is notebooks/. Tests import it
-# from the lessons they check (lesson_files.LESSONS: the committed copy under
-# `kit.py test`), never from the course package, which must not import notebooks/.
+# A lesson's own code (its lab, attacks, checkpoints, quiz) is plain modules beside its notebook,
+# named after it (notebooks/02-…/lesson02_attacks.py), imported by the notebook as the kernel's
+# working directory is the lesson's folder. Tests import them from the lessons they check
+# (lesson_files.LESSONS: the committed copy under `kit.py test`), never from the course package,
+# which must not import notebooks/.
 from lesson_files import LESSONS  # noqa: E402  (found through the line above)
 
-sys.path.insert(0, str(LESSONS))
+for _folder in sorted(LESSONS.glob("[0-9][0-9]*-*/")):
+    sys.path.insert(0, str(_folder))
 
 INSTALL_HINT = "sudo apt-get install -y {package}"
 

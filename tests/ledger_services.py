@@ -20,8 +20,9 @@ import httpx
 from conftest import system_binary
 from helpers import discover_over_http
 
-from mrtr_kit.course.fleet import free_port
+from mrtr_kit.server.loopback import free_port
 
+TESTS = Path(__file__).resolve().parent  # tests/apps.py, the library-only servers
 STARTUP_TIMEOUT_S = 60.0  # a cap; a busy machine can be slow to start a Python process
 
 

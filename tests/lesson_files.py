@@ -34,3 +34,12 @@ def run_cell(source: str, namespace: dict[str, Any]) -> Any:
         return await value if asyncio.iscoroutine(value) else value
 
     return asyncio.run(go())
+
+
+def _quizzes() -> dict[str, Any]:
+    from mrtr_course.quizzes import collect
+
+    return collect(LESSONS)
+
+
+QUIZZES = _quizzes()  # every lesson's, by key ("01", "01.2", ...), from the lessons tested

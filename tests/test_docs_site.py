@@ -143,7 +143,7 @@ def test_every_lesson_is_a_page_with_its_stored_outputs(site):
     """Every notebooks/*.ipynb, found, not listed: one output block per code cell that has
     stored outputs (nothing executed: ``nb_execution_mode = "off"``)."""
     out, _ = site
-    lessons = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    lessons = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
     assert len(lessons) >= 7
     for lesson in lessons:
         page = out / "notebooks" / f"{lesson.stem}.html"
@@ -169,7 +169,7 @@ def test_every_public_name_of_the_library_is_on_an_api_page(site):
 
 
 def test_the_deployment_guide_shows_the_nginx_file_the_tests_run(site):
-    """The guide includes mrtr_kit/course/nginx.conf (what ``fleet.Nginx`` runs) whole."""
+    """The guide includes course/mrtr_course/nginx.conf (what ``fleet.Nginx`` runs) whole."""
     out, _ = site
     page = (out / "docs" / "deploy.html").read_text(encoding="utf-8")
     text = html.unescape(re.sub(r"<[^>]+>", "", page))

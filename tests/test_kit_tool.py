@@ -103,19 +103,20 @@ def record_commands(monkeypatch: pytest.MonkeyPatch, kit) -> list[list[str]]:
 
 
 def test_lab_installs_the_lab_extra_and_test_adds_the_test_extra(monkeypatch, fake_venv):
-    """``lab`` needs ``.[lab]`` only; ``test`` needs ``.[lab,test]``; the stamp names what is in."""
+    """``lab`` needs the library and the course (``./course``); ``test`` adds the library's
+    ``[test]`` extra; the stamp names what is in."""
     kit = load_kit(monkeypatch, venv_dir=fake_venv)
     assert kit.COMMANDS["lab"][1] == ("lab",)
     assert kit.COMMANDS["test"][1] == ("lab", "test")
     commands = record_commands(monkeypatch, kit)
     kit.ensure_env(("lab",))
-    assert commands[-1][-2:] == ["-e", ".[lab]"]
+    assert commands[-1][-4:] == ["-e", ".", "-e", "./course"]
     assert kit.installed_extras() == ("lab",)
     commands.clear()
     kit.ensure_env(("lab",))  # up to date: nothing runs
     assert commands == []
     kit.ensure_env(("lab", "test"))  # the test tools are not in yet
-    assert commands[-1][-2:] == ["-e", ".[lab,test]"]
+    assert commands[-1][-4:] == ["-e", ".[test]", "-e", "./course"]
     commands.clear()
     kit.ensure_env(("lab",))  # lab,test covers lab
     assert commands == []
@@ -130,7 +131,7 @@ def test_docs_adds_the_docs_extra_and_builds_strictly(monkeypatch, fake_venv):
     commands.clear()
     assert kit.run_docs([]) == 0
     install, build = commands[-2:]  # after pip's own upgrade
-    assert install[-2:] == ["-e", ".[lab,docs]"]
+    assert install[-4:] == ["-e", ".[docs]", "-e", "./course"]
     assert build[1:3] == ["-m", "sphinx"] and "-W" in build and "-E" in build
     assert build[-2:] == [".", str(kit.ROOT / "site")]
     kit.ensure_env(("lab", "test"))
@@ -146,12 +147,15 @@ def test_offline_installs_every_package_from_the_wheelhouse_alone(monkeypatch, f
     house = tmp_path / "house"
     house.mkdir()
     (house / "mrtr_kit-0.1.0-py3-none-any.whl").write_bytes(b"")
+    with pytest.raises(SystemExit, match="no mrtr_course-"):  # the course's wheel is needed too
+        kit.offline_source(["--offline", str(house)])
+    (house / "mrtr_course-0.1.0-py3-none-any.whl").write_bytes(b"")
     commands = record_commands(monkeypatch, kit)
     offline, rest = kit.offline_source(["--no-browser", "--offline", str(house), "--port", "1"])
     assert offline == house.resolve() and rest == ["--no-browser", "--port", "1"]
     kit.ensure_env(("lab",), offline=offline)
     pips = [c for c in commands if "pip" in c]
-    assert len(pips) == 2 and pips[-1][-2:] == ["-e", ".[lab]"]
+    assert len(pips) == 2 and pips[-1][-4:] == ["-e", ".", "-e", "./course"]
     for command in pips:
         at = command.index("--no-index")
         assert command[at + 1 : at + 3] == ["--find-links", str(house.resolve())]
@@ -382,7 +386,7 @@ def test_the_test_command_runs_every_lesson_and_reset_names_each_one(monkeypatch
     """``kit.py test`` runs every lesson under nbval, the optional 01b among them, and ``reset``
     finds each by its number: "01" is 01-the-basic-flow, "01b" the optional one."""
     kit = load_kit(monkeypatch)
-    lessons = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    lessons = sorted(p.name for p in (ROOT / "notebooks").glob("*/*.ipynb"))
     assert sorted(p.name for p in (ROOT / "notebooks").glob(kit.LESSON_GLOB)) == lessons
     assert "01b-more-ways-to-ask-OPTIONAL.ipynb" in lessons
     for name in lessons:

@@ -29,9 +29,9 @@ CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection
 IMPORTS = """
 import importlib, json, pkgutil, sys
 import ipywidgets, jupyterlab, mrtr_kit
-import mrtr_kit.course.lessons as lessons
-import mrtr_kit.course.widgets
-names = [m.name for m in pkgutil.walk_packages(lessons.__path__, "mrtr_kit.course.lessons.")]
+import mrtr_course.lessons as lessons
+import mrtr_course.widgets
+names = [m.name for m in pkgutil.walk_packages(lessons.__path__, "mrtr_course.lessons.")]
 for name in names:
     importlib.import_module(name)
 print(json.dumps({"kit": mrtr_kit.__file__, "lessons": names, "lab": jupyterlab.__version__}))

@@ -49,7 +49,7 @@ def test_the_wheel_and_the_sdist_both_carry_the_mit_license(tmp_path):
     with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
         assert "mrtr_kit-0.1.0.dist-info/licenses/LICENSE" in names
-        assert "mrtr_kit/course/nginx.conf" in names  # what fleet.Nginx runs (package data)
+        assert "course/mrtr_course/nginx.conf" in names  # what fleet.Nginx runs (package data)
         assert whl.read("mrtr_kit-0.1.0.dist-info/licenses/LICENSE").decode() == license_text
         metadata = whl.read("mrtr_kit-0.1.0.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata

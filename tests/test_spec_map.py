@@ -183,7 +183,7 @@ def test_the_map_explains_the_kit_tag_once_at_the_top():
 
 # --- the repository ------------------------------------------------------------------------------
 
-LESSON_FILES = [*sorted(LESSONS.glob("*.ipynb")), ROOT / "README.md"]
+LESSON_FILES = [*sorted(LESSONS.glob("*/*.ipynb")), ROOT / "README.md"]
 DOC_FILES = sorted((ROOT / "docs").glob("*.md"))
 CODE_FILES = sorted(
     p

@@ -90,9 +90,9 @@ def run(command: list[str], *, cwd: Path, env: dict[str, str]) -> None:
 FLOW_CELL = """\
 from IPython.display import display
 
-from mrtr_kit.course.examples import lessons
-from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
-from mrtr_kit.course.lessons.basics import LoopbackServer
+from mrtr_course.examples import lessons
+from mrtr_course.widgets.flow import start_tool_call, widget_client
+from mrtr_kit.server.loopback import LoopbackServer
 from mrtr_kit.server.http import create_app
 
 site = LoopbackServer.start(lambda base_url: create_app(lessons.build_server()))
@@ -132,7 +132,7 @@ def smoke_notebook() -> dict[str, object]:
         return {"id": f"smoke-{n}", "cell_type": "code", "metadata": {}, "source": source,
                 "outputs": [], "execution_count": None}  # fmt: skip
 
-    lessons = sorted(NOTEBOOKS.glob("*.ipynb"))
+    lessons = sorted(NOTEBOOKS.glob("*/*.ipynb"))
     sources = [f"# {nb.name}\n" + "\n".join(lesson_imports(nb)) for nb in lessons]
     cells = [cell(n, source) for n, source in enumerate([*sources, FLOW_CELL])]
     return {
@@ -284,7 +284,7 @@ def run_lessons(
     repo: Path, bindir: Path, build_env: dict[str, str], test_env: dict[str, str], only: list[str]
 ) -> int:
     """Every lesson in a Binder kernel under nbval strict, with its peak memory; then a table."""
-    lessons = sorted((repo / "notebooks").glob("[0-9][0-9]*-*.ipynb"))  # 01b-... too
+    lessons = sorted((repo / "notebooks").glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"))  # 01b-... too
     if only:  # --notebooks 03: that lesson (and JupyterLab) only
         lessons = [p for p in lessons if any(p.name.startswith(name) for name in only)]
     rows: list[tuple[str, str, int, Peak, float]] = []
@@ -372,7 +372,7 @@ def main(argv: list[str]) -> int:
 
         step("the kit imports in the Binder environment")
         probe = (
-            "import ipywidgets, jupyterlab, mrtr_kit, mrtr_kit.course.widgets.flow;"
+            "import ipywidgets, jupyterlab, mrtr_kit, mrtr_course.widgets.flow;"
             "print('mrtr_kit', mrtr_kit.__version__, '| ipywidgets', ipywidgets.__version__,"
             " '| jupyterlab', jupyterlab.__version__, '| from', mrtr_kit.__file__)"
         )

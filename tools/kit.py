@@ -104,14 +104,32 @@ def _where(path: Path) -> str:
 # -- the environment ----------------------------------------------------------------------------
 
 
+# The two distributions the lessons' environment installs: the library (pyproject.toml) and,
+# beside it, the course (course/pyproject.toml: the lessons' shared code and their tools).
+PROJECTS = (ROOT / "pyproject.toml", ROOT / "course" / "pyproject.toml")
+
+
 def _pyproject_digest() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for project in PROJECTS:
+        digest.update(project.read_bytes())
+    return digest.hexdigest()
+
+
+def install_targets(extras: tuple[str, ...]) -> list[str]:
+    """pip's arguments for ``extras``: the library editable, with its extras (``test``,
+    ``docs``) but ``lab``, and the course editable beside it (``lab``: what the lessons need),
+    so the lessons import the code next to them."""
+    wanted = [extra for extra in extras if extra != "lab"]
+    library = f".[{','.join(wanted)}]" if wanted else "."
+    return ["-e", library, "-e", "./course"]
 
 
 def installed_extras() -> tuple[str, ...] | None:
-    """The extras the stamp says were installed for this pyproject.toml; None if stale or none.
+    """The extras the stamp says were installed for these pyproject.toml files; None if stale
+    or none.
 
-    The stamp is ``<sha256 of pyproject.toml> <extras>``: a changed pyproject.toml (new
+    The stamp is ``<sha256 of both pyproject.toml> <extras>``: a changed one (new
     dependencies) means installing again."""
     try:
         digest, extras = STAMP.read_text().split()
@@ -128,11 +146,12 @@ def offline_source(args: list[str]) -> tuple[Path | None, list[str]]:
     if at + 1 >= len(args):
         raise SystemExit("--offline needs the wheelhouse folder: --offline PATH")
     folder = Path(args[at + 1]).expanduser().resolve()
-    if not any(folder.glob("mrtr_kit-*.whl")):
-        raise SystemExit(
-            f"{folder} is not a wheelhouse (no mrtr_kit-*.whl in it): build one with "
-            "`python3 tools/kit.py wheelhouse PATH` on a machine with network"
-        )
+    for wheel in ("mrtr_kit", "mrtr_course"):
+        if not any(folder.glob(f"{wheel}-*.whl")):
+            raise SystemExit(
+                f"{folder} is not a wheelhouse (no {wheel}-*.whl in it): build one with "
+                "`python3 tools/kit.py wheelhouse PATH` on a machine with network"
+            )
     return folder, args[:at] + args[at + 2 :]
 
 
@@ -145,7 +164,7 @@ def ensure_env(
     if not force and PYTHON.exists() and have is not None and set(extras) <= set(have):
         return
     started = time.monotonic()
-    what = f"mrtr-kit[{','.join(extras)}]"
+    what = " and ".join(install_targets(extras)[1::2]).replace(".", "mrtr-kit", 1)
     if not PYTHON.exists():
         python = sys.version.split()[0]
         say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {python})")
@@ -164,7 +183,7 @@ def ensure_env(
     say(f"3/3 installing {what} and its dependencies ({size}; a minute or more)")
     # Editable: the lessons import the code next to them, so an edit shows at the next import.
     try:
-        subprocess.run([*pip, "-e", f".[{','.join(extras)}]"], check=True, cwd=ROOT)
+        subprocess.run([*pip, *install_targets(extras)], check=True, cwd=ROOT)
     except subprocess.CalledProcessError:
         if offline is not None:  # most often: built for another platform, Python or extras
             say(f"{offline} lacks a wheel this machine needs (Python {sys.version.split()[0]});")
@@ -466,10 +485,11 @@ else:
 def _requirements(extras: tuple[str, ...]) -> list[str]:
     import tomllib
 
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = list(project["dependencies"])
-    for extra in extras:
-        wanted += project["optional-dependencies"][extra]
+    library, course = (tomllib.loads(p.read_text())["project"] for p in PROJECTS)
+    wanted = list(library["dependencies"])
+    wanted += [r for r in course["dependencies"] if not r.startswith("mrtr-kit")]
+    if "test" in extras:
+        wanted += library["optional-dependencies"]["test"]
     return list(dict.fromkeys(wanted))
 
 
@@ -569,7 +589,7 @@ def doctor(args: list[str]) -> int:
         )
         return _verdict(problems)
     missing, wrong = env["detail"]["missing"], env["detail"]["wrong"]
-    named = "mrtr-kit" + f"[{','.join(extras)}]"
+    named = "mrtr-kit[test] and mrtr-course" if extras == TEST else "mrtr-kit and mrtr-course"
     detail = (
         f"{named}: every requirement installed"
         if env["ok"]
@@ -605,7 +625,7 @@ def _verdict(problems: list[tuple[str, str]]) -> int:
 def lab_arguments(root: Path = ROOT) -> list[str]:
     """Where JupyterLab serves from: the file browser opens on notebooks/ (the lessons) and
     reaches the whole repository, so the lessons' links to ../docs/ and ../README.md and the
-    course code a lesson shows (mrtr_kit/course/...) open from it too, as on Binder. The
+    course code a lesson shows (course/mrtr_course/...) open from it too, as on Binder. The
     browser test (tests/course/test_browser_links.py) starts its lab with these."""
     return [
         f"--ServerApp.root_dir={root}",

@@ -1,4 +1,5 @@
-"""Build a wheelhouse: every wheel ``mrtr-kit[lab]`` needs, for several platforms, so that a
+"""Build a wheelhouse: every wheel the lessons need (the library ``mrtr-kit``, the course
+``mrtr-course`` beside it, and all they depend on), for several platforms, so that a
 room without network can install the lessons (``python3 tools/kit.py lab --offline PATH``).
 
 Run by ``python3 tools/kit.py wheelhouse PATH [--platform NAME ...] [--python X.Y ...]``, which
@@ -166,10 +167,10 @@ def build_from_sdist(requirement: str, dest: Path) -> str | None:
         return wheel.name
 
 
-def fetch(target: Target, dest: Path, root: str, root_req: Requirement) -> None:
+def fetch(target: Target, dest: Path, roots: list[str], root_reqs: list[Requirement]) -> None:
     started = time.monotonic()
     env = marker_environment(target)
-    reqs = [root]
+    reqs = list(roots)
     tried: set[str] = set()
     for _ in range(8):  # each pass adds what the markers of the last one asked for
         target.files = set(target.built)  # this pass's resolution alone, as pip reports it
@@ -187,7 +188,11 @@ def fetch(target: Target, dest: Path, root: str, root_req: Requirement) -> None:
             target.built.add(built)
             target.files.add(built)
             continue
-        used, absent = closure(root_req, dest, target.files, env)
+        used, absent = set(), []
+        for root_req in root_reqs:
+            more, lacking = closure(root_req, dest, target.files, env)
+            used |= more
+            absent += [req for req in lacking if req not in absent]
         if not absent:
             target.files = used  # without what only this machine's markers asked for
             break
@@ -209,8 +214,8 @@ mrtr-kit wheelhouse: every package the lessons need, for installing without netw
 ==================================================================================
 
 Built {day} from mrtr-kit {version} by `python3 tools/kit.py wheelhouse`.
-Holds mrtr-kit[{extras}] and its whole dependency tree, the kit's own wheel, pip and setuptools
-(the kit installs itself from the clone, editable, which needs setuptools).
+Holds {holds} and their whole dependency tree, the kit's and the course's own wheels, pip and
+setuptools (the kit installs both from the clone, editable, which needs setuptools).
 
 {table}
 
@@ -243,28 +248,36 @@ def main() -> int:
     parser.add_argument(
         "--python", action="append", choices=PYTHONS, help=f"default: {', '.join(PYTHONS)}"
     )
-    parser.add_argument("--test", action="store_true", help="the test tools too (lab,test)")
+    parser.add_argument("--test", action="store_true", help="the test tools too (mrtr-kit[test])")
     options = parser.parse_args()
     dest = options.path.resolve()
     dest.mkdir(parents=True, exist_ok=True)
-    extras = "lab,test" if options.test else "lab"
+    extras = "course,test" if options.test else "course"
+    holds = "mrtr-course, mrtr-kit[test]" if options.test else "mrtr-course and mrtr-kit"
     started = time.monotonic()
 
-    # The kit's own wheel, built from a copy of the clone (the checkout gets no build/).
+    # The kit's and the course's own wheels, built from copies of the clone (the checkout gets
+    # no build/).
+    ignore = shutil.ignore_patterns("__pycache__")
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "mrtr-kit"
-        src.mkdir()
+        kit_src, course_src = Path(tmp) / "mrtr-kit", Path(tmp) / "mrtr-course"
+        kit_src.mkdir()
         for name in ("pyproject.toml", "README.md", "LICENSE"):
-            shutil.copy(ROOT / name, src / name)
-        ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(ROOT / "mrtr_kit", src / "mrtr_kit", ignore=ignore)
-        for old in dest.glob("mrtr_kit-*.whl"):
+            shutil.copy(ROOT / name, kit_src / name)
+        shutil.copytree(ROOT / "mrtr_kit", kit_src / "mrtr_kit", ignore=ignore)
+        course_src.mkdir()
+        shutil.copy(ROOT / "course" / "pyproject.toml", course_src / "pyproject.toml")
+        shutil.copytree(ROOT / "course" / "mrtr_course", course_src / "mrtr_course", ignore=ignore)
+        for old in [*dest.glob("mrtr_kit-*.whl"), *dest.glob("mrtr_course-*.whl")]:
             old.unlink()
-        build = pip_command("wheel", "--no-deps", "-q", "-w", str(dest), str(src))
-        subprocess.run(build, check=True)
+        for src in (kit_src, course_src):
+            build = pip_command("wheel", "--no-deps", "-q", "-w", str(dest), str(src))
+            subprocess.run(build, check=True)
     (kit_wheel,) = dest.glob("mrtr_kit-*.whl")
-    root = f"{kit_wheel}[{extras}]"
-    root_req = Requirement(f"mrtr-kit[{extras}]")
+    (course_wheel,) = dest.glob("mrtr_course-*.whl")
+    roots = [str(course_wheel), *([f"{kit_wheel}[test]"] if options.test else [str(kit_wheel)])]
+    kit_req = "mrtr-kit[test]" if options.test else "mrtr-kit"
+    root_reqs = [Requirement("mrtr-course"), Requirement(kit_req)]
     # What installing the clone itself needs: pip, and the build backend for `pip install -e .`.
     tools = ["pip", "setuptools>=77"]
     subprocess.run(
@@ -283,7 +296,7 @@ def main() -> int:
     ]
     for target in targets:
         print(f"[wheelhouse] {target.name} ...", flush=True)
-        fetch(target, dest, root, root_req)
+        fetch(target, dest, roots, root_reqs)
         target.files |= common
         state = f"missing {', '.join(target.missing)}" if target.missing else "complete"
         print(
@@ -321,7 +334,7 @@ def main() -> int:
     )
     version = kit_wheel.name.split("-")[1]
     table = "\n".join(row.rstrip() for row in rows)
-    text = README.format(day=date.today(), version=version, extras=extras, table=table)
+    text = README.format(day=date.today(), version=version, holds=holds, table=table)
     (dest / "README.txt").write_text(text, encoding="utf-8")
     record = {
         "extras": extras,

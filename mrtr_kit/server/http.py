@@ -31,7 +31,7 @@ Connections are bounded by ``uvicorn_config``, the one place the kit configures 
 (``serve`` uses it for every process of a fleet), with uvicorn's documented settings only: see
 the limits below. Alone, the kit puts no deadline and no size cap on a request head: uvicorn
 has neither for its httptools parser. On a network with untrusted clients, put the kit's
-nginx configuration in front (``mrtr_kit.course.fleet.nginx_config``), which has both.
+nginx configuration in front (``server/nginx.py``, docs/deploy.md), which has both.
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+# Each process of a fleet names itself in this response header (``serve --instance-name``), so
+# an operator (and lesson 03) sees which instance answered which round.
+INSTANCE_HEADER = "X-Mcp-Instance"
 PrincipalOf = Callable[[Request], str | None]
 
 # -- limits (DESIGN §6) ------------------------------------------------------------------------
@@ -83,7 +86,7 @@ BODY_TIMEOUT_S = 10.0
 # sends nothing, or dribbles a request head (slowloris), stays open (uvicorn's keep-alive
 # timer runs only after a response, and any byte received stops it); a request head under
 # httptools may be any size (a 20 MB one is read whole). A server open to untrusted clients
-# belongs behind the kit's nginx configuration (``mrtr_kit/course/nginx.conf``, docs/deploy.md):
+# belongs behind the kit's nginx configuration (``mrtr_kit/server/nginx.conf``, docs/deploy.md):
 # nginx gives a request head 5 s and 16 KiB, and passes on only whole requests.
 KEEP_ALIVE_S = 5
 MAX_HEAD_BYTES = 16 * 1024

@@ -47,7 +47,7 @@ from browser_support import (
 )
 from conftest import system_binary
 
-from mrtr_kit.course.lessons.quizzes import LETTERS, quiz
+from mrtr_course.quizzes import LETTERS, quiz
 
 pytestmark = pytest.mark.browser
 
@@ -70,8 +70,8 @@ WIDGETS_CELLS = [
     (
         "code",
         """from mrtr_kit.client import McpClient
-from mrtr_kit.course.examples import booking
-from mrtr_kit.course.widgets.round_view import RoundDiffView
+from mrtr_course.examples import booking
+from mrtr_course.widgets.round_view import RoundDiffView
 from mrtr_kit.server.http import create_app
 
 DETAILS = {"details": {"action": "accept", "content": {"party": 2, "when": "2026-09-01"}}}
@@ -85,7 +85,7 @@ async with McpClient.for_app(
 RoundDiffView(client.trace)""",
     ),
     ("markdown", "Lesson 01's quiz."),
-    ("code", 'from mrtr_kit.course.widgets.quiz import show_quiz\n\nshow_quiz("01")'),
+    ("code", 'from mrtr_course.widgets.quiz import show_quiz\n\nshow_quiz("01")'),
     ("markdown", "The end."),
     ("code", 'print("trace and quiz", "page ready")'),  # the source is not the output
 ]
@@ -98,9 +98,9 @@ PROXY_CELLS = [
     ("markdown", "Lesson 01's URL-mode flow, with the links where the learner's browser is."),
     (
         "code",
-        """from mrtr_kit.course.examples.url_login import UrlLoginExample
-from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
-from mrtr_kit.course.lessons.basics import LoopbackServer
+        """from mrtr_course.examples.url_login import UrlLoginExample
+from mrtr_course.widgets.flow import start_tool_call, widget_client
+from mrtr_kit.server.loopback import LoopbackServer
 
 # wait_s=0: the server asks again at once, so the test's path does not depend on timing.
 site = LoopbackServer.start(

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from test_spec_map import cited_ids
 
+from mrtr_course.examples import refunds
 from mrtr_kit.client import MrtrCall, RequestFactory, client_capabilities
-from mrtr_kit.course.examples import refunds
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.keyring import KeyRing, StateKey
 

@@ -21,10 +21,12 @@ import httpx
 import pytest
 from helpers import discover_over_http
 
-from mrtr_kit.__main__ import main, run_demo
-from mrtr_kit.course.examples.fake_weather import describe
-from mrtr_kit.course.fleet import free_port
+from mrtr_course.__main__ import main as course_main
+from mrtr_course.__main__ import run_demo
+from mrtr_course.examples.fake_weather import describe
+from mrtr_kit.__main__ import main
 from mrtr_kit.protocol.constants import PROTOCOL_VERSION
+from mrtr_kit.server.loopback import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,7 +122,7 @@ def test_demo_reads_answers_from_piped_stdin():
     # one with the default units, and send it.
     answers = "a\nal\nalice\n\n\n"
     proc = subprocess.run(
-        [sys.executable, "-m", "mrtr_kit", "demo", "--city", "Oslo"],
+        [sys.executable, "-m", "mrtr_course", "demo", "--city", "Oslo"],
         cwd=ROOT,
         input=answers,
         capture_output=True,
@@ -189,7 +191,7 @@ def test_demo_prints_one_compact_line_per_round_by_default():
 
 
 def test_demo_shows_the_state_length_when_there_is_a_state():
-    from mrtr_kit.__main__ import round_line
+    from mrtr_course.__main__ import round_line
     from mrtr_kit.client.session import TraceRecord
 
     record = TraceRecord(
@@ -253,20 +255,45 @@ def test_edit_shows_the_previous_answers_and_enter_keeps_them():
     assert written[-1].startswith("\nResult after 2 round(s): Hello alice!")
 
 
-def test_examples_command_lists_every_example(capsys):
+def test_examples_command_lists_every_example_the_course_registers(capsys):
     assert main(["examples"]) == 0
     names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert names == [
-        "lessons",
-        "weather",
         "booking",
-        "travel-guide",
-        "deprecated-inputs",
-        "url-login",
-        "refunds",
-        "trip-planner",
         "conformance",
+        "deprecated-inputs",
+        "lessons",
+        "refunds",
+        "travel-guide",
+        "trip-planner",
+        "url-login",
+        "weather",
     ]
+
+
+def test_without_the_course_serve_example_says_what_to_install(monkeypatch, capsys):
+    """The library's CLI finds examples through entry points; with none installed, ``serve
+    --example`` and ``examples`` name the command that installs the course."""
+    import mrtr_kit.__main__ as cli
+
+    monkeypatch.setattr(cli, "example_entry_points", dict)
+    assert main(["serve", "--example", "weather"]) == 2
+    err = capsys.readouterr().err
+    assert "no examples are installed" in err and "tools/kit.py lab" in err
+    assert main(["examples"]) == 0
+    assert "pip install -e ./course" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "now"),
+    [
+        (["demo", "--city", "Oslo"], "python -m mrtr_course demo"),
+        (["serve", "--legacy", "--example", "trip-planner"], "mrtr_course serve --legacy"),
+    ],
+)
+def test_the_library_cli_says_where_the_course_commands_went(capsys, argv, now):
+    assert main(argv) == 2
+    assert now in capsys.readouterr().err
 
 
 def test_conformance_client_passes_the_url_through(monkeypatch, capsys):
@@ -276,9 +303,9 @@ def test_conformance_client_passes_the_url_through(monkeypatch, capsys):
     assert "unknown scenario ''" in capsys.readouterr().err
 
 
-def test_serve_refuses_an_unknown_example():
-    with pytest.raises(SystemExit):
-        main(["serve", "--example", "nope"])
+def test_serve_refuses_an_unknown_example(capsys):
+    assert main(["serve", "--example", "nope"]) == 2
+    assert "--example 'nope': no such example; try booking, conformance" in capsys.readouterr().err
 
 
 # -- tools/run_conformance.py ----------------------------------------------------------------------
@@ -372,8 +399,8 @@ def test_elic_14_the_console_form_types_values_with_the_form_engine():
     engine (``mrtr_kit.forms``) turns each into a typed value or says why not, and builds the
     ``ElicitResult``: ``3.0`` is the whole number 3, a choice goes by its number, y/n answer a
     yes-or-no field, Enter keeps the default, an optional field left empty is left out."""
+    from mrtr_course.console import ConsoleForm
     from mrtr_kit.client import AnswerContext
-    from mrtr_kit.course.console import ConsoleForm
     from mrtr_kit.protocol.models import ElicitRequestFormParams
 
     schema = {
@@ -409,6 +436,6 @@ def test_trace_is_refused_for_a_legacy_server(capsys, tmp_path):
     """``serve --trace`` records 2026-07-28 rounds; a 2025-11-25 server has none to record."""
     trace = tmp_path / "rounds.jsonl"
     argv = ["serve", "--legacy", "--example", "trip-planner", "--trace", str(trace)]
-    assert main(argv) == 2
+    assert course_main(argv) == 2
     assert "--trace records 2026-07-28 rounds" in capsys.readouterr().err
     assert not trace.exists()

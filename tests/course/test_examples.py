@@ -1,4 +1,4 @@
-"""The lesson servers of ``mrtr_kit.course.examples``, driven through ``McpServer.handle`` on
+"""The lesson servers of ``mrtr_course.examples``, driven through ``McpServer.handle`` on
 plain dicts: full multi-round flows, decline and cancel paths, invalid answers asked again,
 capability gating.
 """
@@ -11,7 +11,7 @@ import re
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.course.examples import (
+from mrtr_course.examples import (
     EXAMPLES,
     booking,
     deprecated_inputs,
@@ -349,7 +349,7 @@ def test_booking_checks_capabilities_again_on_every_round():
 def test_trip_planner_reasks_a_bad_answer_saying_what_was_wrong_and_keeps_the_state():
     """ELIC-14 / MRTR-E4: an answer that does not fit is asked again with the problem named,
     the earlier answers still in the state (MIG-2), and nothing is reserved (MIG-3)."""
-    from mrtr_kit.course.examples import trip_planner
+    from mrtr_course.examples import trip_planner
 
     desk = trip_planner.HotelDesk()
     server = McpServer("trip-test", state_key=b"t" * 32)

@@ -16,22 +16,20 @@ import pytest
 from conftest import system_binary
 from helpers import discover_over_http
 
-from mrtr_kit.client import McpClient
-from mrtr_kit.course.examples.trip_planner import traveller
-from mrtr_kit.course.fleet import (
+from mrtr_course.examples.trip_planner import traveller
+from mrtr_course.fleet import (
     FRONT_URL,
-    NGINX_TEMPLATE,
     Fleet,
     FleetError,
-    Nginx,
     RoundRobin,
-    free_port,
-    nginx_config,
     start_fleet,
     start_processes,
 )
-from mrtr_kit.course.legacy import LegacyHttpError, LegacyRemoteError, format_trace
-from mrtr_kit.course.lessons.migration import legacy_trip, mrtr_trip, run_flows
+from mrtr_course.legacy import LegacyHttpError, LegacyRemoteError, format_trace
+from mrtr_course.lessons.migration import legacy_trip, mrtr_trip, run_flows
+from mrtr_kit.client import McpClient
+from mrtr_kit.server.loopback import free_port
+from mrtr_kit.server.nginx import NGINX_TEMPLATE, Nginx, nginx_config
 
 pytestmark = pytest.mark.slow
 
@@ -263,7 +261,7 @@ def test_nginx_config_for_each_balancing():
 
 
 def test_nginx_runs_the_file_the_deployment_guide_shows():
-    """KIT: the nginx the tests and lessons start runs ``mrtr_kit/course/nginx.conf``, the file
+    """KIT: the nginx the tests and lessons start runs ``course/mrtr_course/nginx.conf``, the file
     docs/deploy.md includes, with only its ``@NAME@`` placeholders filled in: every other line
     of the file is in the configuration, in order, so the guide cannot drift from what runs."""
     urls = ["http://127.0.0.1:9001/mcp", "http://127.0.0.1:9002/mcp"]

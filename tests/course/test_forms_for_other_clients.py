@@ -1,8 +1,8 @@
 """The kit's forms answering real elicitations for other clients: the official SDK's ``Client``
-(``mcp`` 2.3) and FastMCP's ``Client`` (4.x), through ``mrtr_kit.course.widgets.elicit_callbacks``.
+(``mcp`` 2.3) and FastMCP's ``Client`` (4.x), through ``mrtr_course.widgets.elicit_callbacks``.
 
 Each test runs a real client against a real server: the SDK port of notebook 03
-(``mrtr_kit.course.sdk_port``, one process per style) or ``sdk_forms_server.py`` (a minimal SDK
+(``mrtr_course.sdk_port``, one process per style) or ``sdk_forms_server.py`` (a minimal SDK
 server that returns the ``ElicitResult`` it received, so the test sees what reached the server). The
 forms are filled and submitted with ``button.click()`` (no kernel: ipywidgets work in plain
 Python), and the tool's result shows the submitted values. Tests that start processes are
@@ -24,19 +24,19 @@ from typing import Any
 
 import pytest
 
-from mrtr_kit.course.fleet import Fleet, start_processes
+from mrtr_course.fleet import Fleet, start_processes
 
 try:
     import fastmcp
     import mcp
 
-    from mrtr_kit.course.widgets.elicit_callbacks import (
+    from mrtr_course.widgets.elicit_callbacks import (
         ElicitationPanel,
         fastmcp_elicitation_handler,
         sdk_elicitation_callback,
     )
-    from mrtr_kit.course.widgets.form_widgets import ElicitationForm
-    from mrtr_kit.course.widgets.url_card import UrlCard
+    from mrtr_course.widgets.form_widgets import ElicitationForm
+    from mrtr_course.widgets.url_card import UrlCard
 
     HAVE_CLIENTS = True
 except ImportError:  # pragma: no cover - the test extra brings both
@@ -59,7 +59,7 @@ def need_clients() -> None:
 @pytest.fixture(scope="module")
 def servers() -> Iterator[Fleet]:
     """The SDK ports of notebook 03 (``sdk-mrtr``, ``sdk-v1``) and the echo server."""
-    from mrtr_kit.course.sdk_port import serve_command
+    from mrtr_course.sdk_port import serve_command
 
     env = {"PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     fleet = start_processes(
@@ -443,7 +443,7 @@ def test_in_a_kernel_a_click_between_cells_lets_the_sdk_call_go_on(tmp_path: Pat
     try:
         comm_id = cell(
             "from mcp import Client\n"
-            "from mrtr_kit.course.widgets.elicit_callbacks import ElicitationPanel,"
+            "from mrtr_course.widgets.elicit_callbacks import ElicitationPanel,"
             " sdk_elicitation_callback\n"
             "from sdk_forms_server import build_server\n"
             "async def call(panel):\n"

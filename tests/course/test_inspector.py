@@ -56,8 +56,8 @@ from browser_support import (
 )
 from conftest import system_binary
 
-from mrtr_kit.course.lessons.real_host import check_host_flow
-from mrtr_kit.course.plain.server_trace import ServerTrace
+from lesson05_lab import check_host_flow
+from mrtr_course.plain.server_trace import ServerTrace
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

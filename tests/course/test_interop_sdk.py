@@ -2,7 +2,7 @@
 elicitation, in both eras (lesson 03).
 
 * the SDK's client against the kit's MRTR server, and the kit's client against the SDK's MRTR
-  server (``mrtr_kit.course.sdk_port.trip_mrtr``): 2026-07-28 both ways;
+  server (``mrtr_course.sdk_port.trip_mrtr``): 2026-07-28 both ways;
 * the SDK's pre-2026 ``ctx.elicit`` tool (``trip_v1``): it works for the kit's 2025-11-25
   client and fails on a 2026-07-28 request; the SDK's 2025 client against the kit's legacy
   server: the kit's legacy pair behaves like the real thing.
@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
+from mrtr_course.examples.trip_planner import traveller
+from mrtr_course.fleet import Fleet, RoundRobin, start_fleet, start_processes
+from mrtr_course.legacy import LegacyClient, LegacyHttpError, format_trace
+from mrtr_course.lessons import migration as lesson
+from mrtr_course.lessons.migration import legacy_trip, mrtr_trip
 from mrtr_kit.client import McpClient, McpRemoteError
-from mrtr_kit.course.examples.trip_planner import traveller
-from mrtr_kit.course.fleet import Fleet, RoundRobin, start_fleet, start_processes
-from mrtr_kit.course.legacy import LegacyClient, LegacyHttpError, format_trace
-from mrtr_kit.course.lessons import migration as lesson
-from mrtr_kit.course.lessons.migration import legacy_trip, mrtr_trip
 
 try:
     import mcp  # noqa: F401
@@ -50,7 +50,7 @@ def need_mcp() -> None:
 
 @pytest.fixture(scope="module")
 def sdk() -> Any:
-    """The three SDK servers of ``mrtr_kit.course.sdk_port``, a process each (as in the lesson)."""
+    """The three SDK servers of ``mrtr_course.sdk_port``, a process each (as in the lesson)."""
     fleet = lesson.start_sdk_servers()
     yield fleet
     fleet.stop()
@@ -122,7 +122,7 @@ def test_official_sdks_mrtr_server_asks_for_the_missing_capability(sdk: Fleet):
 
 
 def test_official_sdk_mrtr_port_runs_on_two_instances_with_a_shared_key():
-    from mrtr_kit.course.sdk_port import serve_command
+    from mrtr_course.sdk_port import serve_command
 
     names = ["instance-1", "instance-2"]
     commands = {name: serve_command("mrtr", name) for name in names}
@@ -185,7 +185,7 @@ def test_kits_legacy_client_against_the_official_sdks_v1_tool(sdk: Fleet):
 
 
 def test_official_sdk_v1_tool_behind_round_robin_loses_its_session():
-    from mrtr_kit.course.sdk_port import serve_command
+    from mrtr_course.sdk_port import serve_command
 
     commands = {name: serve_command("v1", name) for name in ("instance-1", "instance-2")}
     with start_processes(commands, timeout=120) as fleet:
@@ -208,9 +208,9 @@ def test_official_sdk_legacy_client_against_the_kits_legacy_server(kit: tuple[Fl
 def test_the_kit_imports_without_the_official_sdk():
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
-        "import mrtr_kit, mrtr_kit.__main__, mrtr_kit.course.examples, mrtr_kit.course.fleet\n"
-        "import mrtr_kit.course.legacy\n"
-        "import mrtr_kit.course.lessons.migration, mrtr_kit.course.sdk_port\n"
+        "import mrtr_kit, mrtr_kit.__main__, mrtr_course.examples, mrtr_course.fleet\n"
+        "import mrtr_course.legacy\n"
+        "import mrtr_course.lessons.migration, mrtr_course.sdk_port\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from mrtr_kit.course.examples import lessons
-from mrtr_kit.course.widgets.flow import (
+from mrtr_course.examples import lessons
+from mrtr_course.widgets.flow import (
     AnsweredByWidgets,
     start_prompt,
     start_resource,

@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 import html
 
-from mrtr_kit.client import McpClient, TraceRecord
-from mrtr_kit.course.examples import booking
-from mrtr_kit.course.plain.trace_view import (
+from mrtr_course.examples import booking
+from mrtr_course.plain.trace_view import (
     STATE_ALTERED,
     STATE_DROPPED,
     STATE_ECHOED,
@@ -30,6 +29,7 @@ from mrtr_kit.course.plain.trace_view import (
     shorten_states,
     wire_json,
 )
+from mrtr_kit.client import McpClient, TraceRecord
 from mrtr_kit.server.http import create_app
 
 DETAILS = {"details": {"action": "accept", "content": {"party": 2, "when": "2026-09-01"}}}
@@ -324,7 +324,7 @@ def test_round_diff_shows_changes_with_the_full_json_collapsed_in_html_and_text(
 
 
 def test_round_diff_view_widget_draws_one_block_per_round_and_refreshes():
-    from mrtr_kit.course.widgets.round_view import RoundDiffView
+    from mrtr_course.widgets.round_view import RoundDiffView
 
     trace = booking_trace()
     live = trace[:1]
@@ -349,7 +349,7 @@ def test_round_diff_view_widget_draws_one_block_per_round_and_refreshes():
 
 
 def test_a_round_still_waiting_for_its_response_is_pending_and_redrawn_when_it_arrives():
-    from mrtr_kit.course.widgets.round_view import RoundDiffView
+    from mrtr_course.widgets.round_view import RoundDiffView
 
     first = record(1, 1, 1, result=asking("k"))
     waiting = record(1, 2, 2, {"inputResponses": {"k": ACCEPT}, "requestState": "S1"})

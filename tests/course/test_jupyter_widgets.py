@@ -11,12 +11,12 @@ import datetime as dt
 import ipywidgets as w
 import pytest
 
-from mrtr_kit.course.examples import booking, travel_guide, weather
-from mrtr_kit.course.plain.standin import STAND_IN_MODEL, draft_reply
-from mrtr_kit.course.plain.urlinfo import inspect_url
-from mrtr_kit.course.widgets.form_widgets import ElicitationForm
-from mrtr_kit.course.widgets.panels import RootsPanel, SamplingPanel, safe_root
-from mrtr_kit.course.widgets.url_card import UrlCard
+from mrtr_course.examples import booking, travel_guide, weather
+from mrtr_course.plain.standin import STAND_IN_MODEL, draft_reply
+from mrtr_course.plain.urlinfo import inspect_url
+from mrtr_course.widgets.form_widgets import ElicitationForm
+from mrtr_course.widgets.panels import RootsPanel, SamplingPanel, safe_root
+from mrtr_course.widgets.url_card import UrlCard
 from mrtr_kit.protocol.models import CreateMessageRequestParams, Root
 
 

@@ -1,7 +1,7 @@
-"""The 2025-11-25 server and client of ``mrtr_kit.course.legacy`` (lesson 03).
+"""The 2025-11-25 server and client of ``mrtr_course.legacy`` (lesson 03).
 
 Unit tests drive ``LegacyServer`` on plain dicts; the ``slow`` ones serve it from a real
-uvicorn process (``python -m mrtr_kit serve --legacy``), because a tool that waits for an
+uvicorn process (``python -m mrtr_course serve --legacy``), because a tool that waits for an
 answer needs a real HTTP server: the answer arrives on a second connection while the first
 one's SSE stream stays open.
 """
@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mrtr_kit.course.examples.trip_planner import HotelDesk, build_legacy_server, traveller
-from mrtr_kit.course.fleet import Fleet, start_fleet
-from mrtr_kit.course.legacy import (
+from mrtr_course.examples.trip_planner import HotelDesk, build_legacy_server, traveller
+from mrtr_course.fleet import Fleet, start_fleet
+from mrtr_course.legacy import (
     REQUEST_TIMEOUT,
     LegacyClient,
     LegacyHttpError,

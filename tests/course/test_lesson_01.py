@@ -20,27 +20,26 @@ import pytest
 from lesson_files import LESSONS as LESSON_DIR
 from lesson_files import run_cell
 
-from mrtr_kit.course.lessons import basics
+from mrtr_course.lessons import basics
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = LESSON_DIR
-WHY = NOTEBOOKS / "00-why-mrtr.ipynb"
-NOTEBOOK = NOTEBOOKS / "01-the-basic-flow.ipynb"
-OPTIONAL = NOTEBOOKS / "01b-more-ways-to-ask-OPTIONAL.ipynb"
-HOST = NOTEBOOKS / "05-a-real-host-OPTIONAL.ipynb"
+WHY = NOTEBOOKS / "00-why-mrtr" / "00-why-mrtr.ipynb"
+NOTEBOOK = NOTEBOOKS / "01-the-basic-flow" / "01-the-basic-flow.ipynb"
+OPTIONAL = NOTEBOOKS / "01b-more-ways-to-ask-OPTIONAL" / "01b-more-ways-to-ask-OPTIONAL.ipynb"
+HOST = NOTEBOOKS / "05-a-real-host-OPTIONAL" / "05-a-real-host-OPTIONAL.ipynb"
 LESSONS = (WHY, NOTEBOOK, OPTIONAL, HOST)
 # Lessons whose header times this file checks against benchmarks/reading_time.py.
 TIMED = (
     *LESSONS,
-    NOTEBOOKS / "02-securing-request-state.ipynb",
-    NOTEBOOKS / "03-migrating-from-server-requests.ipynb",
+    NOTEBOOKS / "02-securing-request-state" / "02-securing-request-state.ipynb",
+    NOTEBOOKS / "03-migrating-from-server-requests" / "03-migrating-from-server-requests.ipynb",
     HOST,
 )
-SOLUTIONS = NOTEBOOKS / "solutions"
-
-
 def solution(name: str, symbol: str):
-    return runpy.run_path(str(SOLUTIONS / f"{name}.py"))[symbol]
+    """A solution file of lesson 01 or 01b (``01_…`` / ``01b_…``), from its lesson's folder."""
+    lesson = OPTIONAL if name.startswith("01b_") else NOTEBOOK
+    return runpy.run_path(str(lesson.parent / "solutions" / f"{name}.py"))[symbol]
 
 
 def stub(*args):
@@ -51,7 +50,7 @@ def stub(*args):
 
 
 def test_exercise_1_solution_passes():
-    check = asyncio.run(basics.check_retry(solution("01_make_retry", "make_retry")))
+    check = asyncio.run(basics.check_retry(solution("01b_make_retry", "make_retry")))
     assert check.passed, check
 
 
@@ -100,7 +99,7 @@ def test_exercise_1_mistakes_are_named(attempt, message):
 
 
 def test_exercise_2_solution_passes():
-    check = asyncio.run(basics.check_colour_tool(solution("01_colour_tool", "favourite_colour")))
+    check = asyncio.run(basics.check_colour_tool(solution("01b_colour_tool", "favourite_colour")))
     assert check.passed, check
 
 
@@ -123,7 +122,7 @@ def _asks_with_text(ctx):
 
 def _crashes_on_retry(ctx):
     answer = ctx.elicitation("colour")
-    solved = solution("01_colour_tool", "favourite_colour")
+    solved = solution("01b_colour_tool", "favourite_colour")
     if answer is None:
         return solved(ctx)
     return answer.content["shade"]
@@ -132,7 +131,7 @@ def _crashes_on_retry(ctx):
 def _asks_again_on_any_refusal(ctx):
     """Issue 19: this used to pass; decline and cancel each get asked again."""
     answer = ctx.elicitation("colour")
-    solved = solution("01_colour_tool", "favourite_colour")
+    solved = solution("01b_colour_tool", "favourite_colour")
     if answer is not None and answer.action != "accept":
         return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
     return solved(ctx)
@@ -140,7 +139,7 @@ def _asks_again_on_any_refusal(ctx):
 
 def _asks_again_on_cancel(ctx):
     answer = ctx.elicitation("colour")
-    solved = solution("01_colour_tool", "favourite_colour")
+    solved = solution("01b_colour_tool", "favourite_colour")
     if answer is not None and answer.action == "cancel":
         return solved(ctx.__class__(**{**ctx.__dict__, "input_responses": {}}))
     return solved(ctx)
@@ -166,7 +165,7 @@ def test_exercise_2_mistakes_are_named(attempt, message):
 
 
 def test_exercise_3_solution_passes():
-    check = basics.check_booking_form(solution("01_booking_form", "BOOKING_FORM"))
+    check = basics.check_booking_form(solution("01b_booking_form", "BOOKING_FORM"))
     assert check.passed, check
 
 
@@ -175,7 +174,7 @@ def test_exercise_3_stub_is_not_done():
 
 
 def _variant(**changes):
-    schema = copy.deepcopy(solution("01_booking_form", "BOOKING_FORM"))
+    schema = copy.deepcopy(solution("01b_booking_form", "BOOKING_FORM"))
     for name, prop in changes.items():
         if prop is None:
             del schema["properties"][name]
@@ -209,28 +208,6 @@ def test_meta_carries_version_and_capabilities(capsys):
     basics.show({"params": {"_meta": m, "requestState": "s" * 40}}, hide_meta=True)
     printed = capsys.readouterr().out
     assert '"_meta": "…"' in printed and "…(40 chars)" in printed
-
-
-def test_loopback_server_starts_on_a_free_port_and_stops():
-    from starlette.applications import Starlette
-    from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
-
-    seen = []
-
-    def make_app(base_url):
-        seen.append(base_url)
-        return Starlette(routes=[Route("/", lambda r: PlainTextResponse(base_url))])
-
-    site = basics.LoopbackServer.start(make_app)
-    try:
-        import httpx
-
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", site.url)
-        assert httpx.get(site.url + "/", timeout=60).text == site.url == seen[0]
-    finally:
-        site.stop()
-    assert "stopped" in repr(site)
 
 
 # -- the notebooks --------------------------------------------------------------------------------
@@ -319,7 +296,7 @@ def test_00_shows_the_failure_with_the_kits_fleet_and_lesson_03s_helpers():
     with the helpers notebook 03 uses (one code path: no logic only in a cell)."""
     code = [c.source for c in cells(WHY) if c.cell_type == "code"]
     joined = "\n".join(code)
-    assert "from mrtr_kit.course.lessons import migration as lesson" in joined
+    assert "from mrtr_course.lessons import migration as lesson" in joined
     assert "start_fleet(2, legacy=True" in joined and "RoundRobin(legacy.urls)" in joined
     assert "lesson.mrtr_trip(RoundRobin(mrtr.urls))" in joined
     assert not re.search(r"^(async )?def |^class ", joined, flags=re.M)
@@ -351,10 +328,10 @@ EXERCISES = {
         ),
     ],
     OPTIONAL: [
-        ("01_make_retry.py", "await check_retry(make_retry)", "## 1. The retry by hand"),
-        ("01_booking_form.py", "check_booking_form(BOOKING_FORM)", "## 2. What a form may ask"),
+        ("01b_make_retry.py", "await check_retry(make_retry)", "## 1. The retry by hand"),
+        ("01b_booking_form.py", "check_booking_form(BOOKING_FORM)", "## 2. What a form may ask"),
         (
-            "01_colour_tool.py",
+            "01b_colour_tool.py",
             "await check_colour_tool(favourite_colour)",
             "## 5. Missing and extra answers",
         ),
@@ -585,7 +562,7 @@ def test_error_3_lesson_00_says_once_what_fixes_the_push_style_and_that_mrtr_nee
         'waiting process (the spec\'s "shared storage layer"), would. MRTR needs neither.'
     ) in prose
     assert "A shared session does not fix that; sticky routing, or a shared store or bus" in prose
-    from mrtr_kit.course.lessons.quizzes import quiz
+    from mrtr_course.quizzes import quiz
 
     fixes = quiz("00.1").questions[1]
     right = fixes.options[fixes.answer].text
@@ -619,7 +596,7 @@ def test_error_5_the_client_obligations_are_the_specs_four_and_refusing_extras_i
 
 
 def test_error_7_quiz_01_speaks_of_two_requested_keys_not_two_fields_of_one_form():
-    from mrtr_kit.course.lessons.quizzes import QUIZZES
+    from lesson_files import QUIZZES
 
     everything = "\n".join(qz.text() for key, qz in QUIZZES.items() if qz.lesson == "01")
     assert "`login` and `units`" not in everything

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mrtr_kit.course.examples import lessons
-from mrtr_kit.course.lessons import client_loop
-from mrtr_kit.course.lessons.basics import FORM_CAPS, meta
+from mrtr_course.examples import lessons
+import lesson01_checkpoints as client_loop
+from mrtr_course.lessons.basics import FORM_CAPS, meta
 
 SOLUTION = Path(__file__).resolve().parents[2] / "notebooks" / "solutions" / "01_call_with_mrtr.py"
 

@@ -25,15 +25,15 @@ import nbformat
 import pytest
 from lesson_files import LESSONS, run_cell
 
-from mrtr_kit.course.examples.refunds import Payout
-from mrtr_kit.course.lessons import security
+from mrtr_course.examples.refunds import Payout
+from mrtr_course.lessons import security
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
 from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateChecks
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = LESSONS / "02-securing-request-state.ipynb"
-SOLUTIONS = LESSONS / "solutions"
+NOTEBOOK = LESSONS / "02-securing-request-state" / "02-securing-request-state.ipynb"
+SOLUTIONS = NOTEBOOK.parent / "solutions"
 
 
 def solution(name: str, function: str):

@@ -15,11 +15,12 @@ import nbformat
 import pytest
 from lesson_files import LESSONS, run_cell
 
-from mrtr_kit.course.lessons import spend
-from mrtr_kit.course.lessons.quizzes import QUIZZES, quiz
+import lesson02b_spend as spend
+from lesson_files import QUIZZES
+from mrtr_course.quizzes import quiz
 
-NOTEBOOK = LESSONS / "02b-rotation-and-single-use.ipynb"
-SOLUTIONS = LESSONS / "solutions"
+NOTEBOOK = LESSONS / "02b-rotation-and-single-use" / "02b-rotation-and-single-use.ipynb"
+SOLUTIONS = NOTEBOOK.parent / "solutions"
 SOLUTION_SENTENCE = (
     "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
     "replaced by the solution. Run it once more, then run the checkpoint below."

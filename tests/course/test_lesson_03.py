@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from lesson_files import LESSONS
 
-from mrtr_kit.course.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
-from mrtr_kit.course.lessons import migration as lesson
+from mrtr_course.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
+from mrtr_course.lessons import migration as lesson
 from mrtr_kit.protocol.errors import McpError
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = LESSONS / "03-migrating-from-server-requests.ipynb"
-SOLUTIONS = LESSONS / "solutions"
+NOTEBOOK = LESSONS / "03-migrating-from-server-requests" / "03-migrating-from-server-requests.ipynb"
+SOLUTIONS = NOTEBOOK.parent / "solutions"
 
 CHECKPOINTS = {
     "require_forms": (lesson.check_require_forms, "03_require_forms.py"),
@@ -205,8 +205,8 @@ def test_the_opening_diagram_names_its_instances_alike_and_draws_every_requestst
 
 def test_the_round_one_reply_of_the_port_does_carry_a_request_state():
     """What the diagram draws is what the port does."""
+    from mrtr_course.examples.trip_planner import build_server, traveller
     from mrtr_kit.client import McpClient
-    from mrtr_kit.course.examples.trip_planner import build_server, traveller
     from mrtr_kit.server.http import create_app
 
     async def first_round() -> Any:
@@ -293,8 +293,8 @@ def test_each_trap_fails_the_way_the_lesson_says(
 
 
 def test_the_correct_port_reserves_once_and_a_decline_reserves_nothing():
+    from mrtr_course.examples.trip_planner import HotelDesk, build_server, traveller
     from mrtr_kit.client import McpClient
-    from mrtr_kit.course.examples.trip_planner import HotelDesk, build_server, traveller
     from mrtr_kit.server.http import create_app
 
     async def go(accept: bool) -> tuple[str, HotelDesk]:
@@ -484,8 +484,8 @@ def test_the_section_quizzes_follow_their_sections():
 
 def test_the_predict_the_output_answer_is_what_the_code_prints():
     """The right option of the predict question is computed, so it cannot drift."""
-    from mrtr_kit.course.lessons.quizzes import quiz
-    from mrtr_kit.course.lessons.quizzes.lesson_03 import PREDICT_CAPS
+    from mrtr_course.quizzes import quiz
+    from lesson03_quiz import PREDICT_CAPS
 
     question = next(q for q in quiz("03.3").questions if q.code == PREDICT_CAPS)
     printed = io.StringIO()
@@ -497,8 +497,8 @@ def test_the_predict_the_output_answer_is_what_the_code_prints():
 def test_the_spot_the_bug_retry_really_asks_for_the_dates_again():
     """The quiz's buggy retry echoes round 1's state: the room answer is dropped (MRTR-E3)
     and the server asks for the dates again, as the right option's explanation says."""
-    from mrtr_kit.course.examples.trip_planner import build_server
-    from mrtr_kit.course.lessons.basics import meta
+    from mrtr_course.examples.trip_planner import build_server
+    from mrtr_course.lessons.basics import meta
 
     server = build_server()
     forms = {"elicitation": {"form": {}}}

@@ -17,12 +17,12 @@ import nbformat
 import pytest
 from lesson_files import LESSONS
 
-from mrtr_kit.course.fleet import FRONT_URL, RoundRobin
-from mrtr_kit.course.legacy import LegacyServer
-from mrtr_kit.course.lessons import capstone
+from mrtr_course.fleet import FRONT_URL, RoundRobin
+from mrtr_course.legacy import LegacyServer
+import lesson04_gate as capstone
 from mrtr_kit.protocol.models import ElicitResult
 
-NOTEBOOK = LESSONS / "04-port-your-own-server.ipynb"
+NOTEBOOK = LESSONS / "04-port-your-own-server" / "04-port-your-own-server.ipynb"
 SOLUTION_SOURCE = capstone.SOLUTION.read_text()
 
 
@@ -350,9 +350,9 @@ def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, m
 
 @pytest.mark.slow
 def test_served_file_answers_like_in_process(tmp_path):
-    """``python -m mrtr_kit.course.lessons.capstone PATH`` serves the file (as the fleet does)."""
+    """``python -m mrtr_course.lessons.capstone PATH`` serves the file (as the fleet does)."""
+    from mrtr_course.fleet import start_processes
     from mrtr_kit.client import McpClient
-    from mrtr_kit.course.fleet import start_processes
 
     fleet = start_processes({"one": capstone.serve_command(capstone.SOLUTION, "one")})
     try:
@@ -406,7 +406,7 @@ def test_the_predict_the_output_question_is_right_about_the_scaffolds_gate(monke
     notebooks/), and its right option is what it prints, so the quiz cannot drift (KIT)."""
     from lesson_files import run_cell
 
-    from mrtr_kit.course.lessons.quizzes import quiz
+    from mrtr_course.quizzes import quiz
 
     question = quiz("04.2").questions[0]
     monkeypatch.chdir(capstone.ROOT / "notebooks")

@@ -11,9 +11,9 @@ import nbformat
 import pytest
 from lesson_files import LESSONS
 
-from mrtr_kit.course.examples import booking
-from mrtr_kit.course.lessons.real_host import NOTEBOOK_CLIENT, check_host_flow, tampered
-from mrtr_kit.course.plain.server_trace import (
+from mrtr_course.examples import booking
+from lesson05_lab import NOTEBOOK_CLIENT, check_host_flow, tampered
+from mrtr_course.plain.server_trace import (
     EMPTY,
     ServerTrace,
     read_trace,
@@ -29,7 +29,7 @@ from mrtr_kit.protocol.constants import (
 from mrtr_kit.server import KeyRing
 from mrtr_kit.server.rounds import ServerRound
 
-NOTEBOOK = LESSONS / "05-a-real-host-OPTIONAL.ipynb"
+NOTEBOOK = LESSONS / "05-a-real-host-OPTIONAL" / "05-a-real-host-OPTIONAL.ipynb"
 HOST = "inspector-client"
 
 
@@ -119,7 +119,7 @@ def test_a_live_list_from_an_in_kernel_observer_renders_the_same():
 
 def test_the_widget_refreshes_from_its_source():
     pytest.importorskip("ipywidgets")
-    from mrtr_kit.course.widgets.server_trace_view import ServerTraceView
+    from mrtr_course.widgets.server_trace_view import ServerTraceView
 
     rounds = [asks(1)]
     view = ServerTraceView(rounds)

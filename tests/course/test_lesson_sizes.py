@@ -17,7 +17,7 @@ from lesson_files import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import reading_time
 
-LESSONS = sorted(LESSON_DIR.glob("[0-9][0-9]*.ipynb"))
+LESSONS = sorted(LESSON_DIR.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"))
 LIMITS = reading_time.LIMITS
 CORE_PATH_MINUTES = 45
 

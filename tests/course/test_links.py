@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from lesson_files import LESSONS, ROOT
 
-NOTEBOOKS = sorted(LESSONS.glob("*.ipynb"))
+NOTEBOOKS = sorted(LESSONS.glob("*/*.ipynb"))
 # [text](target), <a href="target">, and reference definitions "[label]: target".
 LINK = re.compile(
     r"\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)|href=[\"']([^\"']+)[\"']|^\[[^\]]+\]:\s*(\S+)", re.M

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from lesson_files import LESSONS
 
-from mrtr_kit.course.examples import lessons
-from mrtr_kit.course.lessons.quizzes import LETTERS, QUIZZES, Option, Question, quiz
-from mrtr_kit.course.widgets.flow import start_tool_call, widget_client
-from mrtr_kit.course.widgets.quiz import QuizView, inline_html, quiz_html, show_quiz
+from mrtr_course.examples import lessons
+from lesson_files import QUIZZES
+from mrtr_course.quizzes import LETTERS, Option, Question, quiz
+from mrtr_course.widgets.flow import start_tool_call, widget_client
+from mrtr_course.widgets.quiz import QuizView, inline_html, quiz_html, show_quiz
 from mrtr_kit.server.http import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ def lesson_of(path: Path) -> str:
     return path.name.split("-", 1)[0]
 
 
-NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob("[0-9][0-9]*-*.ipynb"))
+NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"))
 
 
 @pytest.mark.parametrize("key", sorted(QUIZZES))
@@ -253,7 +254,7 @@ def quiz_calls(path: Path) -> list[str]:
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
     """A notebook's quiz cells call show_quiz with keys of its own lesson ("02b" or "02b.1"),
     each once (KIT layout)."""
-    for path in sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")):
+    for path in sorted(LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb")):
         calls = quiz_calls(path)
         assert len(calls) == len(set(calls)), path.name
         for key in calls:
@@ -269,12 +270,12 @@ def test_every_lesson_has_quizzes(lesson):
 
 def test_every_quiz_is_shown_by_its_lesson():
     """No quiz is written and then left out of its notebook."""
-    shown = {key for path in LESSONS.glob("[0-9][0-9]*-*.ipynb") for key in quiz_calls(path)}
+    shown = {key for path in LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb") for key in quiz_calls(path)}
     assert set(QUIZZES) <= shown, set(QUIZZES) - shown
 
 
 @pytest.mark.parametrize(
-    "path", sorted(LESSONS.glob("[0-9][0-9]*-*.ipynb")), ids=lambda p: p.name.split("-")[0]
+    "path", sorted(LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb")), ids=lambda p: p.name.split("-")[0]
 )
 def test_a_notebook_shows_only_its_own_lessons_quizzes_each_once(path):
     """A notebook's quiz cells show quizzes of its own lesson ("01b.2" in 01b-…), each once and

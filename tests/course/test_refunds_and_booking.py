@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from helpers import error, request, result, run
 
-from mrtr_kit.course.examples import booking, refunds
+from mrtr_course.examples import booking, refunds
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.ledger import MemoryLedger
 

@@ -42,7 +42,7 @@ def test_the_contracts_name_both_rooms_and_forbid_the_way_back():
         "mrtr_kit.client",
         "mrtr_kit.forms",
     }
-    assert "mrtr_kit.course" in apart["forbidden_modules"]
+    assert "mrtr_course" in apart["forbidden_modules"]
     assert "ipywidgets" in apart["forbidden_modules"]
     assert by_id["no-loops"]["type"] == "acyclic_siblings"
     assert by_id["course-layers"]["layers"][0] == "widgets | console"
@@ -60,11 +60,11 @@ def test_every_contract_is_kept():
     ("importer", "line", "broken"),
     [
         # a library module reaching into the course
-        ("mrtr_kit/server/hosts.py", "from mrtr_kit.course import fleet", "never imports"),
+        ("mrtr_kit/server/hosts.py", "from mrtr_course import fleet", "never imports"),
         # a plain lab module reaching up into the widgets (the old lessons -> jupyter arrow)
         (
-            "mrtr_kit/course/lessons/basics.py",
-            "from mrtr_kit.course.widgets import quiz",
+            "course/mrtr_course/lessons/basics.py",
+            "from mrtr_course.widgets import quiz",
             "widgets",
         ),
         # a ledger backend's package importing back what imports it

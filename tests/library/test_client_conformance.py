@@ -18,12 +18,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mrtr_kit.client import conformance_client as conformance
-from mrtr_kit.course.lessons.basics import LoopbackServer
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
 )
+from mrtr_kit.server.loopback import LoopbackServer
 
 CONFIRM = {
     "confirm": {

@@ -35,8 +35,6 @@ from mrtr_kit.client import (
     TooManyRounds,
     TransportError,
 )
-from mrtr_kit.course.fleet import free_port
-from mrtr_kit.course.lessons.basics import LoopbackServer
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
     HEADER_NAME,
@@ -46,6 +44,7 @@ from mrtr_kit.protocol.constants import (
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.context import create_message, elicit_form, list_roots
 from mrtr_kit.server.http import create_app
+from mrtr_kit.server.loopback import LoopbackServer, free_port
 
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

@@ -17,9 +17,10 @@ import httpx
 import pytest
 from conftest import system_binary
 from flooder import Flood, raise_open_files_limit
+from ledger_services import TESTS, start_server, stop
 
 from mrtr_kit.client import ElicitResult, McpClient
-from mrtr_kit.course.fleet import Nginx, nginx_config, start_fleet
+from mrtr_kit.server.nginx import Nginx, nginx_config
 
 IDLE, SLOW = 300, 1200  # more slowloris heads than the old 1024 worker_connections
 HONEST_FLOWS, CONCURRENCY = 20, 4
@@ -85,7 +86,7 @@ async def flows_under_flood(nginx: Nginx) -> tuple[list[str], Flood]:
 
 
 @pytest.mark.slow
-def test_honest_flows_complete_through_nginx_under_a_flood():
+def test_honest_flows_complete_through_nginx_under_a_flood(tmp_path):
     nginx_binary = system_binary("nginx", paths=("/usr/sbin/nginx",))
     needed = 2 * (IDLE + SLOW) + 256  # the flood's sockets here, and nginx's (it inherits)
     if raise_open_files_limit(needed) < needed:
@@ -93,13 +94,14 @@ def test_honest_flows_complete_through_nginx_under_a_flood():
         if os.environ.get("CI"):  # CI runs every test: a skip there would hide the flood
             pytest.fail(message)
         pytest.skip(message)
-    fleet = start_fleet(1, example="weather", prefix="flooded")
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}  # tests/apps.py: a server on the library alone
+    server = start_server(["--app", "apps:weather"], env, tmp_path / "serve.log", {})
     try:
-        with Nginx(fleet.urls, binary=nginx_binary) as nginx:
+        with Nginx([server.url], binary=nginx_binary) as nginx:
             texts, flood = asyncio.run(flows_under_flood(nginx))
             error_log = nginx.error_log()
     finally:
-        fleet.stop()
+        stop(server.proc)
     assert flood.stats.opened >= IDLE + SLOW  # the whole flood was connected
     failed = [text for text in texts if not text.startswith("Hello honest")]
     assert not failed, f"{len(failed)} of {HONEST_FLOWS} honest flows failed: {failed[:3]}"

@@ -364,10 +364,10 @@ def test_form_logic_imports_without_ipywidgets():
     # DESIGN §3: the logic is plain Python; only the widget modules need ipywidgets.
     code = (
         "import sys; sys.modules['ipywidgets'] = None\n"
-        "import mrtr_kit.forms, mrtr_kit.course.plain.trace_view, mrtr_kit.course.plain.urlinfo\n"
-        "import mrtr_kit.course.plain.standin, mrtr_kit.course.lessons.basics\n"
-        "import mrtr_kit.course.examples, mrtr_kit.course.widgets\n"
-        "try:\n    import mrtr_kit.course.widgets.form_widgets\n"
+        "import mrtr_kit.forms, mrtr_course.plain.trace_view, mrtr_course.plain.urlinfo\n"
+        "import mrtr_course.plain.standin, mrtr_course.lessons.basics\n"
+        "import mrtr_course.examples, mrtr_course.widgets\n"
+        "try:\n    import mrtr_course.widgets.form_widgets\n"
         "except ImportError:\n    print('widgets need ipywidgets')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,7 +15,6 @@ import httpx
 import pytest
 from helpers import headers, meta
 
-from mrtr_kit.course.lessons.basics import LoopbackServer
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
     HEADER_NAME,
@@ -26,6 +25,7 @@ from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
 from mrtr_kit.server.ledger import LedgerUnavailable
+from mrtr_kit.server.loopback import LoopbackServer
 
 cancelled = threading.Event()
 

@@ -18,7 +18,6 @@ import httpx
 import pytest
 from helpers import headers, meta
 
-from mrtr_kit.course.lessons.basics import LoopbackServer
 from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.wire_json import (
     MAX_DEPTH,
@@ -30,6 +29,7 @@ from mrtr_kit.protocol.wire_json import (
 )
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import HTTP_STATUS, create_app
+from mrtr_kit.server.loopback import LoopbackServer
 
 
 def build() -> McpServer:

@@ -26,7 +26,6 @@ import uvicorn
 from conftest import system_binary
 from helpers import request
 
-from mrtr_kit.course.fleet import Nginx, nginx_config
 from mrtr_kit.protocol.constants import HEADER_METHOD, HEADER_PROTOCOL_VERSION, PROTOCOL_VERSION
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import (
@@ -38,6 +37,7 @@ from mrtr_kit.server.http import (
     create_app,
     uvicorn_config,
 )
+from mrtr_kit.server.nginx import Nginx, nginx_config
 
 CHUNK = 64 * 1024
 

@@ -1,0 +1,179 @@
+"""Lesson 02's self-check questions, one quiz after each main section (see the package's
+docstring for the rules). A "predict the output" question's right answer is computed by running
+its code in tests/course/test_quiz.py, so it cannot drift from what Python prints."""
+
+from __future__ import annotations
+
+from mrtr_course.quizzes import Option, Quiz, _q, _right
+
+FORGERY = Quiz(
+    "02",
+    "Forging a plain state",
+    (
+        _q(
+            "A refund server keeps `approved_cents` in a plain base64 JSON `requestState`. "
+            "What is wrong with that?",
+            Option(
+                "Nothing: clients must not alter `requestState`, so the server can trust it.",
+                "That rule binds honest clients (MRTR-C2). The server must treat requestState "
+                "as attacker-controlled input (MRTR-S4).",
+            ),
+            _right(
+                "The client can change the amount: state that affects business logic must "
+                "be integrity-protected, and state that fails verification rejected.",
+                "State that can affect authorisation, resource access or business logic is "
+                "integrity-protected (HMAC, AEAD, signed token), and failures are rejected "
+                "(MRTR-S4a).",
+            ),
+            Option(
+                "Only that the client can read it; encryption alone would fix it.",
+                "Confidentiality is not what the spec requires here (SEC-8); what stops the "
+                "forgery is integrity protection with rejection (MRTR-S4a).",
+            ),
+        ),
+        _q(
+            "When may a server leave `requestState` unprotected?",
+            Option(
+                "When the server only listens on 127.0.0.1.",
+                "Where the server listens changes nothing: state is attacker-controlled "
+                "input however it arrives (MRTR-S4).",
+            ),
+            Option(
+                "When the client is the server's own first-party app.",
+                "The server must treat incoming requestState as attacker-controlled "
+                "whoever the client claims to be (MRTR-S4).",
+            ),
+            _right(
+                "When tampering with it can at worst make the request fail.",
+                "Integrity protection may be skipped only then (MRTR-S4b); plaintext state "
+                "is still validated like any client input (SEC-1).",
+            ),
+        ),
+    ),
+    section="2",
+)
+
+SEALING = Quiz(
+    "02",
+    "HMAC and AEAD",
+    (
+        _q(
+            "An HMAC-sealed `requestState` reaches the client. What can the client still do?",
+            Option(
+                "Change a byte of it without the server noticing.",
+                "Changing any byte breaks the tag, and the server rejects the state (SEC-2).",
+            ),
+            _right(
+                "Read what is inside it.",
+                "Integrity is not confidentiality: do not put secrets or data the user must "
+                "not see in it without encryption such as AEAD (SEC-8).",
+            ),
+            Option(
+                "Mint a new state the server accepts.",
+                "Without the server's key nobody can compute a valid tag; a state that "
+                "verifies was issued by the server (MRTR-S4a).",
+            ),
+        ),
+        _q(
+            "Why does `unseal` compare the tags with `hmac.compare_digest(expected, tag)` "
+            "instead of `expected == tag`?",
+            Option(
+                "`==` raises an error when the two tags differ in length.",
+                "`==` on bytes of different lengths is simply False; a cut tag fails either "
+                "way. The difference is time, not errors (SEC-2).",
+            ),
+            _right(
+                "`==` may stop at the first byte that differs, so its time tells an attacker "
+                "how much of a guessed tag was right.",
+                "Tags are compared in constant time (SEC-2); the kit uses "
+                "`hmac.compare_digest` for every tag (KIT).",
+            ),
+            Option(
+                "`compare_digest` also checks that the key id is one the server knows.",
+                "It compares two byte strings and nothing else; the key id is looked up in "
+                "the key ring before (KIT).",
+            ),
+        ),
+    ),
+    section="4",
+)
+
+REPLAY_RETRY = """{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+  "name": "request_refund",
+  "arguments": {"order_id": "A-1002"},
+  "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},
+  "requestState": "hmac1.k1.…"}}
+# the requestState is alice's genuine approval of order A-1001, sent by alice, in time"""
+
+SKEW_CODE = """CLOCK_SKEW_S = 30
+claims = {"iat": 1000, "exp": 1900}
+for now in (1900, 1925, 1931):
+    print(now, "late" if now > claims["exp"] + CLOCK_SKEW_S else "in time")"""
+
+REPLAYS = Quiz(
+    "02",
+    "Replays",
+    (
+        _q(
+            "Mallory replays alice's HMAC-sealed approval as her own round 2, at once, for "
+            "the same order. Which check stops it?",
+            Option(
+                "The HMAC tag.",
+                "The tag is genuine: it proves the server issued the state, not to whom (MRTR-S5).",
+            ),
+            Option(
+                "The short expiry.",
+                "The replay is immediate, so the state is still fresh; expiry only limits "
+                "how long a state can be replayed (MRTR-S5b).",
+            ),
+            _right(
+                "The authenticated principal sealed inside the state.",
+                "A state bound to the signed-in user is rejected when a different principal "
+                "presents it (MRTR-S5a, SEC-3).",
+            ),
+        ),
+        _q(
+            "Spot the bug in this retry: the hardened server answers it with -32602 "
+            "Invalid requestState. Why?",
+            Option(
+                "Its id, 7, is not round 1's id.",
+                "A retry must use a new id (MRTR-C3): that part is right.",
+            ),
+            _right(
+                "The arguments name order A-1002, but the state was issued for a request "
+                "about A-1001.",
+                "The state is bound to its request, method plus a digest of the arguments, and "
+                "refused with any other (MRTR-S5c); a retry repeats the arguments (MRTR-C5).",
+            ),
+            Option(
+                "`inputResponses` should be keyed by the question's text, not `confirm`.",
+                "Answers are keyed by the server's `inputRequests` keys (MRTR-S2a, "
+                "MRTR-C6): `confirm` is right.",
+            ),
+            code=REPLAY_RETRY,
+        ),
+        _q(
+            "Predict the output: a state with this `exp`, checked the way exercise 3 checks "
+            "it, at three moments.",
+            Option(
+                "`1900 in time` · `1925 late` · `1931 late`",
+                "A state is late only when `now` is past `exp` by more than the skew, 30 s: "
+                "1925 is within it (MRTR-S5b; the 30 s are the kit's, KIT).",
+            ),
+            _right(
+                "`1900 in time` · `1925 in time` · `1931 late`",
+                "`now > exp + 30` is false at 1900 and 1925, true at 1931: the skew tolerates "
+                "small clock drift (KIT) around the expiry (MRTR-S5b).",
+            ),
+            Option(
+                "`1900 late` · `1925 late` · `1931 late`",
+                "At `now == exp` the state is not past its expiry, and the skew adds 30 s "
+                "more (MRTR-S5b, KIT).",
+            ),
+            code=SKEW_CODE,
+        ),
+    ),
+    section="5",
+)
+
+QUIZZES = (FORGERY, SEALING, REPLAYS)

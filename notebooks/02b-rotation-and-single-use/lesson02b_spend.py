@@ -1,0 +1,371 @@
+"""Lesson 02b: spending a state's token id once, atomically, in a SQLite file two instances share.
+
+A "spend" records a state's token id (``jti``) as spent and says whether this call was the first
+(MRTR-S5d). The lesson's race and the exercise's checkpoint run a spend function on two
+connections to one SQLite file (two server instances sharing a ledger), each in its own thread,
+and force the interleaving that defeats a check-then-act spend: every ``execute`` waits until the
+other connection has reached its own next ``execute`` (``Lockstep``), so both SELECTs run before
+either INSERT, every time, not by chance.
+
+A thread that is blocked inside SQLite (waiting for a lock the other connection holds in an open
+transaction) cannot reach its next ``execute``; the lockstep then stops forcing (see
+``Lockstep.step``). That happens only to a spend that locks the file first, which is atomic anyway.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mrtr_course.checkpoints import Checkpoint
+
+Spend = Callable[[Any, str], Any]
+SCHEMA = "CREATE TABLE IF NOT EXISTS spent (jti TEXT PRIMARY KEY)"
+BUSY_TIMEOUT_S = 10.0  # SQLite waits this long for a lock another connection holds
+BLOCKED_S = 1.0  # a statement still running after this long is waiting for a lock: stop forcing
+RACE_ROUNDS = 20
+
+
+def new_ledger(directory: str | Path | None = None) -> Path:
+    """A fresh SQLite file with the ``spent`` table (one row per spent token id)."""
+    folder = Path(directory or tempfile.mkdtemp(prefix="mrtr-spend-"))
+    path = folder / "ledger.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(SCHEMA)
+    return path
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """One instance's connection to the shared file. ``check_same_thread=False``: the race runs
+    each call in a thread of its own."""
+    return sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+
+
+def rows(path: str | Path, jti: str) -> int:
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT count(*) FROM spent WHERE jti = ?", (jti,)).fetchone()[0])
+
+
+# -- the lockstep: both connections reach each statement before either runs it -------------------
+
+
+class Lockstep:
+    """Turns, in a fixed order: A runs until it reaches its next statement (or returns), then B,
+    then A again... So A's first statement, and what A does with its result, come before B's
+    first statement, and both before either's second: a check-then-act loses every time, and the
+    trace reads the same on every run.
+
+    A thread stuck inside a statement is waiting for SQLite's lock, held by a transaction of a
+    thread that is waiting for its turn: then the turns stop (``broken``) for the rest of the
+    run. Only a spend that takes the lock before it reads gets there, and that one is atomic."""
+
+    def __init__(self, order: list[str], *, forcing: bool = True) -> None:
+        self._cond = threading.Condition()
+        self._order = list(order)
+        self._holder = self._order[0]
+        self._ran: set[str] = set()
+        self._inside: dict[str, int] = {}  # who is running a statement: its statement number
+        self._statements = 0
+        self.broken = not forcing
+
+    def step(self, who: str) -> None:
+        with self._cond:
+            if self.broken:
+                return
+            if self._holder == who and who in self._ran:
+                self._pass()
+            seen: tuple[str, int | None] | None = None
+            while self._holder != who and not self.broken:
+                if self._cond.wait(BLOCKED_S):
+                    continue
+                now = (self._holder, self._inside.get(self._holder))
+                if now[1] is not None and now == seen:  # the same statement for 2 × BLOCKED_S
+                    self.broken = True
+                    self._cond.notify_all()
+                seen = now
+            self._ran.add(who)
+
+    def enter(self, who: str) -> None:
+        with self._cond:
+            self._statements += 1
+            self._inside[who] = self._statements
+
+    def exit(self, who: str) -> None:
+        with self._cond:
+            self._inside.pop(who, None)
+
+    def leave(self, who: str) -> None:
+        with self._cond:
+            if self._holder == who and len(self._order) > 1:
+                self._pass()
+            self._order.remove(who)
+            self._cond.notify_all()
+
+    def _pass(self) -> None:
+        at = self._order.index(self._holder)
+        self._holder = self._order[(at + 1) % len(self._order)]
+        self._cond.notify_all()
+
+
+@dataclass
+class Trace:
+    """What each connection did, in order: the race, as the learner reads it."""
+
+    lines: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, line: str) -> None:
+        with self.lock:
+            self.lines.append(line)
+
+
+class _Cursor:
+    """The cursor a statement returned, logging the rows the spend reads."""
+
+    def __init__(self, cursor: sqlite3.Cursor, who: str, trace: Trace) -> None:
+        self._cursor, self._who, self._trace = cursor, who, trace
+
+    def fetchone(self) -> Any:
+        row = self._cursor.fetchone()
+        self._trace.add(f"{self._who} read {row}")
+        return row
+
+    def fetchall(self) -> list[Any]:
+        found = self._cursor.fetchall()
+        self._trace.add(f"{self._who} read {found}")
+        return found
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+class _InstanceCursor:
+    """``db.cursor()``: its ``execute`` is the instance's, so it waits for its turn too."""
+
+    def __init__(self, instance: Instance) -> None:
+        self._instance = instance
+        self._last: _Cursor | None = None
+
+    def execute(self, sql: str, parameters: Any = ()) -> _InstanceCursor:
+        self._last = self._instance.execute(sql, parameters)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if self._last is None:
+            raise AttributeError(name)
+        return getattr(self._last, name)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._last or ())
+
+
+class Instance:
+    """One server instance's connection, paused before each statement until the other instance
+    has reached its own next statement. Anything else is the real ``sqlite3.Connection``'s."""
+
+    def __init__(self, db: sqlite3.Connection, who: str, lockstep: Lockstep, trace: Trace) -> None:
+        self._db, self._who, self._lockstep, self._trace = db, who, lockstep, trace
+
+    def execute(self, sql: str, parameters: Any = ()) -> _Cursor:
+        self._lockstep.step(self._who)
+        self._lockstep.enter(self._who)
+        text = " ".join(sql.split())
+        try:
+            cursor = self._db.execute(sql, parameters)
+        except sqlite3.Error as exc:
+            self._trace.add(f"{self._who} {text} → {type(exc).__name__}: {exc}")
+            raise
+        finally:
+            self._lockstep.exit(self._who)
+        changed = f" → {cursor.rowcount} row(s) changed" if cursor.rowcount >= 0 else ""
+        self._trace.add(f"{self._who} {text}{changed}")
+        return _Cursor(cursor, self._who, self._trace)
+
+    def cursor(self) -> _InstanceCursor:
+        return _InstanceCursor(self)  # cursor().execute goes through the turns too
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+    def __enter__(self) -> Instance:
+        self._db.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._db.__exit__(*exc)
+
+
+@dataclass
+class Race:
+    """Two instances spent one token id at the same time: what each returned, and the trace."""
+
+    jti: str
+    returned: dict[str, Any]
+    raised: dict[str, BaseException]
+    rows: int
+    trace: list[str]
+    forced: bool  # the turns held to the end (they stop only for a spend that locks first)
+
+    @property
+    def paid_twice(self) -> bool:
+        return list(self.returned.values()) == [True, True]
+
+    def __str__(self) -> str:
+        lines = [f"two instances spend {self.jti!r} at once:", *(f"  {t}" for t in self.trace)]
+        for who in ("A", "B"):
+            if who in self.raised:
+                error = self.raised[who]
+                lines.append(f"  {who}'s spend raised {type(error).__name__}: {error}")
+            else:
+                lines.append(f"  {who}'s spend returned {self.returned[who]!r}")
+        if self.paid_twice:
+            lines.append("two calls both got True: paid twice")
+        return "\n".join(lines)
+
+
+def race(
+    spend: Spend, path: str | Path | None = None, jti: str = "jti-1", *, forcing: bool = True
+) -> Race:
+    """Run ``spend`` for one ``jti`` on two connections to one file (instances A and B), in two
+    threads, in lockstep: each statement waits until the other instance reaches its next one."""
+    path = path or new_ledger()
+    lockstep, trace = Lockstep(["A", "B"], forcing=forcing), Trace()
+    returned: dict[str, Any] = {}
+    raised: dict[str, BaseException] = {}
+    connections = {who: connect(path) for who in ("A", "B")}
+
+    def run(who: str) -> None:
+        try:
+            returned[who] = spend(Instance(connections[who], who, lockstep, trace), jti)
+        except BaseException as exc:  # the learner's code may raise anything: report it
+            raised[who] = exc
+        finally:
+            lockstep.leave(who)
+
+    threads = [threading.Thread(target=run, args=(who,)) for who in connections]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for db in connections.values():
+        db.close()
+    returned = {who: returned[who] for who in ("A", "B") if who in returned}
+    return Race(jti, returned, raised, rows(path, jti), trace.lines, not lockstep.broken)
+
+
+def check_then_act(db: sqlite3.Connection, jti: str) -> bool:
+    """A spend that looks right: is it spent? If not, record it. Two instances can both read
+    "not spent" before either records it."""
+    if db.execute("SELECT 1 FROM spent WHERE jti = ?", (jti,)).fetchone():
+        return False
+    db.execute("INSERT OR IGNORE INTO spent (jti) VALUES (?)", (jti,))
+    db.commit()
+    return True
+
+
+# -- the checkpoint -------------------------------------------------------------------------------
+
+
+def _call(spend: Spend, db: Any, jti: str) -> tuple[Any, BaseException | None]:
+    try:
+        return spend(db, jti), None
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        return None, exc
+
+
+def _sequential(spend: Spend, path: Path) -> str | None:
+    """One instance after the other: the first spend of an id is True, every later one False,
+    on either connection, and the id is in the file. A problem found, or None."""
+    a, b = connect(path), connect(path)
+    try:
+        first, error = _call(spend, a, "seq-1")
+        if error is not None:
+            return f"the first spend of a new id raised {type(error).__name__}: {error}"
+        if first is not True:
+            return f"the first spend of a new id returned {first!r}: it must return True"
+        if a.in_transaction:
+            return (
+                "spend_once() left its transaction open: the other instance cannot write "
+                "until it ends. Commit (db.commit()) before you return."
+            )
+        stored = rows(path, "seq-1")
+        again, error = _call(spend, a, "seq-1")
+        if error is not None:
+            return (
+                f"spending an id a second time raised {type(error).__name__}: {error}. A spend "
+                "that loses returns False: the server then refuses the state with -32602."
+            )
+        if stored == 0 and again is False:
+            return (
+                "the id is not in the SQLite file, yet the repeat on the same connection got "
+                "False: you remember spent ids in Python (a dict or a set). Another instance, "
+                "another process, has its own memory and pays again. Record it in the file."
+            )
+        if stored == 0:
+            return (
+                "spend_once() returned True but recorded nothing: the spent table has no row "
+                "for the id, so every instance pays it again. INSERT it."
+            )
+        if again is not False:
+            return (
+                f"the same id spent twice on one connection returned True, then {again!r}: "
+                "report whether THIS call inserted the row (cursor.rowcount == 1), not True "
+                "every time"
+            )
+        other, error = _call(spend, b, "seq-1")
+        if error is not None or other is not False:
+            shown = f"raised {type(error).__name__}" if error else f"returned {other!r}"
+            return f"instance B spending the id A had spent {shown}: it must return False"
+        return None
+    finally:
+        a.close()
+        b.close()
+
+
+def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint:
+    """Exercise 1 of 02b: is ``spend_once(db, jti)`` a spend two instances cannot both win?"""
+    path = new_ledger()
+    try:
+        problem = _sequential(spend_once, path)
+    except NotImplementedError:
+        return Checkpoint(
+            "not done", "spend_once() still raises NotImplementedError. Fill it in and run again."
+        )
+    if problem:
+        return Checkpoint("not yet", problem)
+    forced = 0
+    for n in range(1, rounds + 1):
+        # Once a spend has been seen to take the lock first, the turns cannot be held: race free.
+        result = race(spend_once, path, f"race-{n}", forcing=forced == n - 1)
+        forced += result.forced
+        winners = [who for who, value in result.returned.items() if value is True]
+        if result.raised:
+            return Checkpoint(
+                "not yet",
+                f"{result}\nA spend that loses the race must return False, not raise: "
+                "make the INSERT itself the check (ON CONFLICT DO NOTHING, or catch "
+                "sqlite3.IntegrityError).",
+            )
+        if len(winners) != 1 or result.rows != 1:
+            return Checkpoint(
+                "not yet",
+                f"{result}\nround {n}: both instances read 'not spent' before either recorded "
+                "it. Check and record in ONE statement: an INSERT that conflicts on the "
+                "primary key, and its cursor.rowcount.",
+            )
+    return Checkpoint(
+        "passed",
+        f"{rounds} races of two instances on one file, {forced} of them taken statement by "
+        "statement, in turns: exactly one spend won each; a repeat on either instance got "
+        "False.",
+    )
