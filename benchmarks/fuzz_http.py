@@ -1,4 +1,5 @@
-"""Fuzz a real server process over HTTP: never a 500, never a dropped connection (DESIGN §6).
+"""Fuzz a real server process over HTTP: never a 500, never a dropped connection
+(docs/architecture.md §6).
 
 Starts ``python -m mrtr_kit serve --example conformance --port 0`` (it prints its URL, which
 is awaited), and sends it, over raw sockets to 127.0.0.1 only:

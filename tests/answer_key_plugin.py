@@ -24,10 +24,11 @@ _item: pytest.Item | None = None
 
 
 def _checkpoint_name() -> str | None:
-    """The ``check_*`` function of the lessons that is building this checkpoint, if any."""
+    """The ``check_*`` function of the lessons that is building this checkpoint, if any: a
+    lesson's own modules sit beside its notebook, named ``lessonNN_*`` (lesson01_checkpoints)."""
     for frame in inspect.stack(context=0):
         module = frame.frame.f_globals.get("__name__", "")
-        if frame.function.startswith("check_") and module.startswith("mrtr_course.lessons"):
+        if frame.function.startswith("check_") and module.startswith("lesson"):
             return frame.function
     return None
 

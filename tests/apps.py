@@ -1,5 +1,5 @@
-"""Servers for the library's tests, built on the library alone (``serve --app apps:NAME``,
-with this folder on ``PYTHONPATH``), so that ``tests/library`` needs no course installed.
+"""Servers for the library's tests, built on the library alone (``serve --app tests.apps:NAME``
+from the repository's root), so that ``tests/library`` needs no course installed.
 
 * ``weather`` — ``get_weather`` asks for a login through a form (MRTR-E4) and greets it:
   ``Hello <login>! …``; a decline or a cancel ends the call (ELIC-6).
@@ -30,5 +30,5 @@ def get_weather(ctx: RequestContext) -> Any:
 def weather(**state: Any) -> McpServer:
     """A factory ``serve --app`` calls with its keys, codec and ledger."""
     server = McpServer(name="test-weather", **state)
-    server.tool("get_weather", input_schema={"type": "object"})(get_weather)
+    server.tool("get_weather", description="A greeting for a signed-in user.")(get_weather)
     return server

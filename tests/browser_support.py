@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lesson_files import LESSONS
+
+from tests.lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = LESSONS

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,15 +30,12 @@ settings.register_profile("kit", derandomize=True, database=None, **NO_CLOCK)
 settings.register_profile("explore", derandomize=False, max_examples=2000, **NO_CLOCK)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
 
-# Let test modules import the shared helpers module next to them.
-sys.path.insert(0, str(Path(__file__).parent))
-
 # A lesson's own code (its lab, attacks, checkpoints, quiz) is plain modules beside its notebook,
 # named after it (notebooks/02-…/lesson02_attacks.py), imported by the notebook as the kernel's
 # working directory is the lesson's folder. Tests import them from the lessons they check
 # (lesson_files.LESSONS: the committed copy under `kit.py test`), never from the course package,
 # which must not import notebooks/.
-from lesson_files import LESSONS  # noqa: E402  (found through the line above)
+from tests.lesson_files import LESSONS  # noqa: E402  (after the profiles: it imports the course)
 
 for _folder in sorted(LESSONS.glob("[0-9][0-9]*-*/")):
     sys.path.insert(0, str(_folder))

@@ -3,8 +3,8 @@
 ``tests/library/test_http_fuzz.py`` draws with hypothesis against the app in process;
 ``benchmarks/fuzz_http.py`` draws with a seeded ``random.Random`` against a real server process.
 Both build a valid request, then break it with the pieces here, so they break requests the same
-ways and hold the answers to the same rule (DESIGN §6: never a 500, the right status per code).
-The benchmark imports this module from ``tests/``.
+ways and hold the answers to the same rule (docs/architecture.md §6: never a 500, the right status
+per code). The benchmark imports this module from ``tests/``.
 """
 
 from __future__ import annotations

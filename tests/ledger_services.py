@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from conftest import system_binary
-from helpers import discover_over_http
 
 from mrtr_kit.server.loopback import free_port
+from tests.conftest import system_binary
+from tests.helpers import discover_over_http
 
 TESTS = Path(__file__).resolve().parent  # tests/apps.py, the library-only servers
 STARTUP_TIMEOUT_S = 60.0  # a cap; a busy machine can be slow to start a Python process

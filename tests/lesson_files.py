@@ -15,6 +15,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = Path(os.environ.get("MRTR_KIT_LESSONS") or ROOT / "notebooks")
+# Each lesson is a folder holding its notebook: notebooks/NN-name/NN-name.ipynb (01b-… too).
+LESSON_GLOB = "[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"
 
 
 def run_cell(source: str, namespace: dict[str, Any]) -> Any:
@@ -34,12 +36,3 @@ def run_cell(source: str, namespace: dict[str, Any]) -> Any:
         return await value if asyncio.iscoroutine(value) else value
 
     return asyncio.run(go())
-
-
-def _quizzes() -> dict[str, Any]:
-    from mrtr_course.quizzes import collect
-
-    return collect(LESSONS)
-
-
-QUIZZES = _quizzes()  # every lesson's, by key ("01", "01.2", ...), from the lessons tested

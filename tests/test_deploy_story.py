@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import headers, request, start_serve, stop_serve
+
+from tests.helpers import headers, request, start_serve, stop_serve
 
 BANK = """
 import os

@@ -3,9 +3,9 @@
 One build, with the flags ``kit.py docs`` uses, into a temporary folder: no warning (a broken
 internal link is one: MyST resolves every link of a page or a lesson at build time), and,
 checked again on the HTML it wrote, no relative link to a missing page or anchor. Every lesson
-(``notebooks/*.ipynb``, as found) is a page with its stored outputs, none executed; every public
-name of the library is on an API page; the deployment guide shows the nginx file the tests run.
-A browser opens an API page and the guide. Prints the page count and the API coverage.
+(``notebooks/NN-name/NN-name.ipynb``, as found) is a page with its stored outputs, none executed;
+every public name of the library is on an API page; the deployment guide shows the nginx file the
+tests run. A browser opens an API page and the guide. Prints the page count and the API coverage.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
-from browser_support import load_kit
+
+from tests.browser_support import load_kit
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "library"))
-from test_docstrings import public_definitions  # noqa: E402  (the one list of public names)
+from tests.library.test_docstrings import public_definitions  # noqa: E402  (the one list)
 
 pytestmark = pytest.mark.slow  # a Sphinx build in a subprocess, about 20 s
 
@@ -140,13 +140,13 @@ def test_no_internal_link_is_broken(site):
 
 
 def test_every_lesson_is_a_page_with_its_stored_outputs(site):
-    """Every notebooks/*.ipynb, found, not listed: one output block per code cell that has
-    stored outputs (nothing executed: ``nb_execution_mode = "off"``)."""
+    """Every notebooks/NN-name/NN-name.ipynb, found, not listed: one output block per code cell that
+    has stored outputs (nothing executed: ``nb_execution_mode = "off"``)."""
     out, _ = site
     lessons = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
     assert len(lessons) >= 7
     for lesson in lessons:
-        page = out / "notebooks" / f"{lesson.stem}.html"
+        page = out / "notebooks" / lesson.parent.name / f"{lesson.stem}.html"
         assert page.exists(), f"no page for {lesson.name}"
         stored = sum(
             1 for c in nbformat.read(lesson, 4).cells if c.cell_type == "code" and c.outputs
@@ -169,11 +169,11 @@ def test_every_public_name_of_the_library_is_on_an_api_page(site):
 
 
 def test_the_deployment_guide_shows_the_nginx_file_the_tests_run(site):
-    """The guide includes course/mrtr_course/nginx.conf (what ``fleet.Nginx`` runs) whole."""
+    """The guide includes mrtr_kit/server/nginx.conf (what ``server.nginx.Nginx`` runs) whole."""
     out, _ = site
     page = (out / "docs" / "deploy.html").read_text(encoding="utf-8")
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
-    template = (ROOT / "mrtr_kit" / "course" / "nginx.conf").read_text(encoding="utf-8")
+    template = (ROOT / "mrtr_kit" / "server" / "nginx.conf").read_text(encoding="utf-8")
     absent = [line for line in template.splitlines() if line.strip() not in text]
     assert not absent, "lines of nginx.conf the guide does not show:\n" + "\n".join(absent)
     assert "Deploying an MRTR server" in text
@@ -204,8 +204,8 @@ def served(site) -> Iterator[str]:
 
 @pytest.mark.browser
 def test_an_api_page_and_the_deployment_guide_in_a_browser(served, tmp_path):
-    from browser_support import CHROMIUM_FLAGS, isolated_env, short_temp_dir
-    from conftest import system_binary
+    from tests.browser_support import CHROMIUM_FLAGS, isolated_env, short_temp_dir
+    from tests.conftest import system_binary
 
     try:
         from playwright import sync_api

@@ -36,7 +36,10 @@ def load_kit(monkeypatch: pytest.MonkeyPatch, path: Path = KIT, venv_dir: Path |
 
 # -- binder-url: the launch link from the remote ------------------------------------------------
 
-LAUNCH = "https://mybinder.org/v2/gh/ada/mrtr-kit/HEAD?urlpath=lab/tree/notebooks/01-the-basic-flow.ipynb"
+LAUNCH = (
+    "https://mybinder.org/v2/gh/ada/mrtr-kit/HEAD"
+    "?urlpath=lab/tree/notebooks/01-the-basic-flow/01-the-basic-flow.ipynb"
+)
 
 
 @pytest.mark.parametrize(
@@ -269,7 +272,7 @@ def scratch_clone(tmp_path):
         pytest.skip("git is not installed")
     repo = tmp_path / "kit"
     (repo / "tools").mkdir(parents=True)
-    (repo / "notebooks" / "solutions").mkdir(parents=True)
+    (repo / "notebooks" / "01-first" / "solutions").mkdir(parents=True)
     shutil.copy(KIT, repo / "tools" / "kit.py")
     shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     lesson = {
@@ -282,8 +285,8 @@ def scratch_clone(tmp_path):
                  {"output_type": "stream", "name": "stdout", "text": "the lesson\n"}]},
         ],
     }  # fmt: skip
-    (repo / "notebooks" / "01-first.ipynb").write_text(json.dumps(lesson, indent=1))
-    (repo / "notebooks" / "solutions" / "01_a.py").write_text("answer = 42\n")
+    (repo / "notebooks" / "01-first" / "01-first.ipynb").write_text(json.dumps(lesson, indent=1))
+    (repo / "notebooks" / "01-first" / "solutions" / "01_a.py").write_text("answer = 42\n")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=kit", "-c", "user.email=kit@example.invalid", "commit", "-qm", "l")
@@ -302,14 +305,14 @@ def learner_saves(path: Path) -> bytes:
 
 @pytest.mark.slow
 def test_test_reads_the_lessons_as_committed_not_the_learners_copy(monkeypatch, scratch_clone):
-    committed = (scratch_clone / "notebooks" / "01-first.ipynb").read_bytes()
-    learner_saves(scratch_clone / "notebooks" / "01-first.ipynb")
+    committed = (scratch_clone / "notebooks" / "01-first" / "01-first.ipynb").read_bytes()
+    learner_saves(scratch_clone / "notebooks" / "01-first" / "01-first.ipynb")
     kit = load_kit(monkeypatch, scratch_clone / "tools" / "kit.py")
-    assert kit.edited_lessons() == ["notebooks/01-first.ipynb"]
+    assert kit.edited_lessons() == ["notebooks/01-first/01-first.ipynb"]
     folder = kit.lessons_to_test(working_copy=False)
     assert folder == scratch_clone / ".jupyter-test" / "lessons" / "notebooks"
-    assert (folder / "01-first.ipynb").read_bytes() == committed
-    assert (folder / "solutions" / "01_a.py").read_text() == "answer = 42\n"
+    assert (folder / "01-first" / "01-first.ipynb").read_bytes() == committed
+    assert (folder / "01-first" / "solutions" / "01_a.py").read_text() == "answer = 42\n"
     assert kit.lessons_to_test(working_copy=True) == scratch_clone / "notebooks"
 
 
@@ -322,7 +325,7 @@ def test_without_git_the_lessons_are_tested_as_they_are(monkeypatch, scratch_clo
 
 @pytest.mark.slow
 def test_reset_restores_the_lesson_and_keeps_the_learners_copy(scratch_clone):
-    lesson = scratch_clone / "notebooks" / "01-first.ipynb"
+    lesson = scratch_clone / "notebooks" / "01-first" / "01-first.ipynb"
     committed = lesson.read_bytes()
     mine = learner_saves(lesson)
     done = run_kit("reset", "01", cwd=scratch_clone)
@@ -331,7 +334,7 @@ def test_reset_restores_the_lesson_and_keeps_the_learners_copy(scratch_clone):
     (kept,) = (scratch_clone / "notebooks" / "saved").glob("01-first-*.ipynb")
     assert kept.read_bytes() == mine
     assert f"your copy is saved as notebooks/saved/{kept.name}" in done.stdout
-    assert "notebooks/01-first.ipynb: restored as committed" in done.stdout
+    assert "notebooks/01-first/01-first.ipynb: restored as committed" in done.stdout
     assert git(scratch_clone, "status", "--porcelain", "--untracked-files=no") == ""
     again = run_kit("reset", cwd=scratch_clone)  # nothing edited any more
     assert "every lesson is as committed" in again.stdout
@@ -341,7 +344,7 @@ def test_reset_restores_the_lesson_and_keeps_the_learners_copy(scratch_clone):
 def test_reset_of_an_unknown_lesson_names_the_lessons(scratch_clone):
     done = run_kit("reset", "09", cwd=scratch_clone)
     assert done.returncode == 2
-    assert "no lesson matches '09'; the lessons: 01-first.ipynb" in done.stdout
+    assert "no lesson matches '09'; the lessons: 01-first" in done.stdout
 
 
 @pytest.mark.slow
@@ -390,8 +393,10 @@ def test_the_test_command_runs_every_lesson_and_reset_names_each_one(monkeypatch
     assert sorted(p.name for p in (ROOT / "notebooks").glob(kit.LESSON_GLOB)) == lessons
     assert "01b-more-ways-to-ask-OPTIONAL.ipynb" in lessons
     for name in lessons:
-        number = name.split("-", 1)[0]
-        assert kit.resolve_lesson(number) == ROOT / "notebooks" / name, number
+        number, folder = name.split("-", 1)[0], name.removesuffix(".ipynb")
+        notebook = ROOT / "notebooks" / folder / name
+        assert kit.resolve_lesson(number) == notebook, number
+        assert kit.resolve_lesson(f"notebooks/{folder}") == notebook, folder
 
 
 # -- inspector: MCP Inspector 2.12 on a kit server ------------------------------------------------

@@ -25,16 +25,23 @@ ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tools" / "kit.py"
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
 
-# What the lessons import (notebooks' first cells and the course package they use).
+# What the lessons import: the library, the whole course package (the notebooks' shared code),
+# and every lesson's own modules, each from its folder as its kernel would (argv[1]: notebooks/).
 IMPORTS = """
 import importlib, json, pkgutil, sys
-import ipywidgets, jupyterlab, mrtr_kit
-import mrtr_course.lessons as lessons
-import mrtr_course.widgets
-names = [m.name for m in pkgutil.walk_packages(lessons.__path__, "mrtr_course.lessons.")]
-for name in names:
-    importlib.import_module(name)
-print(json.dumps({"kit": mrtr_kit.__file__, "lessons": names, "lab": jupyterlab.__version__}))
+from pathlib import Path
+import ipywidgets, jupyterlab, mrtr_kit, mrtr_course
+course = [m.name for m in pkgutil.walk_packages(mrtr_course.__path__, "mrtr_course.")]
+for name in course:
+    if not name.endswith("__main__"):
+        importlib.import_module(name)
+lessons = []
+for module in sorted(Path(sys.argv[1]).glob("*/lesson*.py")):
+    sys.path.insert(0, str(module.parent))
+    importlib.import_module(module.stem)
+    lessons.append(module.stem)
+print(json.dumps({"kit": mrtr_kit.__file__, "course": mrtr_course.__file__, "course_modules":
+    len(course), "lessons": lessons, "lab": jupyterlab.__version__}))
 """
 
 
@@ -79,6 +86,7 @@ def test_a_wheelhouse_installs_the_lessons_without_network(tmp_path, capsys):
     assert "README.txt" in files and "--offline" in (house / "README.txt").read_text()
     wheels = [name for name in files if name.endswith(".whl")]
     assert any(name.startswith("mrtr_kit-") for name in wheels)
+    assert any(name.startswith("mrtr_course-") for name in wheels)  # the course, beside it
     assert any(name.startswith("setuptools-") for name in wheels)  # `pip install -e .` builds
     assert set(files) - set(wheels) == {"README.txt", "wheelhouse.json"}  # wheels only
     record = json.loads((house / "wheelhouse.json").read_text())
@@ -94,17 +102,23 @@ def test_a_wheelhouse_installs_the_lessons_without_network(tmp_path, capsys):
 
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     check = subprocess.run(
-        [str(python), "-c", IMPORTS], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        [str(python), "-c", IMPORTS, str(ROOT / "notebooks")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert check.returncode == 0, check.stderr[-3000:]
     seen = json.loads(check.stdout.splitlines()[-1])
     assert Path(seen["kit"]).resolve().is_relative_to(ROOT)  # editable: the clone's own code
-    assert seen["lessons"], "no lesson module imported"
+    assert Path(seen["course"]).resolve().is_relative_to(ROOT / "course")
+    assert "lesson02_attacks" in seen["lessons"], seen["lessons"]
     with capsys.disabled():
         print(
             f"\n[offline] wheelhouse for this platform: {len(wheels)} wheels, {size / 1e6:.0f} MB "
             f"(built from sdists: {', '.join(record['built_from_sdist']) or 'none'}); "
-            f"--no-index install {took:.0f} s; {len(seen['lessons'])} lesson modules, "
+            f"--no-index install {took:.0f} s; {seen['course_modules']} course modules and "
+            f"{len(seen['lessons'])} lesson modules, "
             f"JupyterLab {seen['lab']} import",
             flush=True,
         )

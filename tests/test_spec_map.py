@@ -16,7 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from lesson_files import LESSONS
+
+from tests.lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_MAP = ROOT / "docs" / "spec-map.md"

@@ -30,7 +30,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = ROOT / "instructors" / "answer-key.md"
-LESSON_GLOB = "[0-9][0-9]*-*.ipynb"
+LESSON_GLOB = "[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"
 EXERCISE = re.compile(r"^### (Exercise \d+ · .*?)\s*\(\d+ min\)", re.M)
 CHECK_CALL = re.compile(r"\b(check_\w+)\(")
 

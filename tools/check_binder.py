@@ -15,7 +15,8 @@ environment in a temporary folder, from a copy of the repository, and then check
 What this stage checks is the *environment*: the lessons themselves run under nbval, strict,
 in the README's test command (``python3 tools/kit.py test``), which CI runs just before; a
 second full run of notebook 01 here would test the same cells again with the same versions
-(``binder/requirements.txt`` and the ``lab`` extra resolve the same ranges). A lesson that
+(``binder/requirements.txt`` and the course's dependencies, ``course/pyproject.toml``, resolve
+the same ranges). A lesson that
 imports something Binder does not install, or a form flow that breaks in Binder's kernel,
 fails here.
 
@@ -132,8 +133,14 @@ def smoke_notebook() -> dict[str, object]:
         return {"id": f"smoke-{n}", "cell_type": "code", "metadata": {}, "source": source,
                 "outputs": [], "execution_count": None}  # fmt: skip
 
-    lessons = sorted(NOTEBOOKS.glob("*/*.ipynb"))
-    sources = [f"# {nb.name}\n" + "\n".join(lesson_imports(nb)) for nb in lessons]
+    lessons = sorted(NOTEBOOKS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"))
+    # Each lesson's kernel runs in the lesson's folder, where its own modules (lessonNN_*.py)
+    # are found: so does this cell, for the imports of that lesson.
+    sources = [
+        f"# {nb.name}\nimport os\nos.chdir({str(nb.parent)!r})\nimport sys\n"
+        f"sys.path.insert(0, {str(nb.parent)!r})\n" + "\n".join(lesson_imports(nb))
+        for nb in lessons
+    ]
     cells = [cell(n, source) for n, source in enumerate([*sources, FLOW_CELL])]
     return {
         "nbformat": 4,

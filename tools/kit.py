@@ -48,7 +48,7 @@ spawns ``.venv``'s ``python -m mrtr_kit serve --stdio --example NAME``; neither,
 
 and one for maintainers, after editing a lesson:
 
-    python3 tools/kit.py store notebooks/NN-name.ipynb   # re-run it and store its outputs
+    python3 tools/kit.py store notebooks/NN-name/NN-name.ipynb   # re-run it, store its outputs
 
 Standard library only, because it runs before anything is installed.
 """
@@ -85,9 +85,10 @@ SAVED = NOTEBOOKS / "saved"  # learners' copies that `reset` put aside (.gitigno
 LESSON_COPY = ROOT / ".jupyter-test" / "lessons"  # the committed lessons that `test` runs
 MIN_PYTHON = (3, 11)
 LAB, TEST = ("lab",), ("lab", "test")  # the extras each path installs
-FIRST_LESSON = "notebooks/01-the-basic-flow.ipynb"
-# A lesson is NN-name.ipynb or NNx-name.ipynb (01b-...-OPTIONAL); never a copy in notebooks/saved/.
-LESSON_GLOB = "[0-9][0-9]*-*.ipynb"
+FIRST_LESSON = "notebooks/01-the-basic-flow/01-the-basic-flow.ipynb"
+# A lesson is a folder NN-name/ (or NNx-name/: 01b-...-OPTIONAL) holding NN-name.ipynb beside its
+# own code; never a copy in notebooks/saved/.
+LESSON_GLOB = "[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"
 
 
 def say(message: str) -> None:
@@ -296,13 +297,18 @@ def run_tests(extra: list[str]) -> int:
 
 
 def resolve_lesson(name: str) -> Path | None:
-    """``01``, ``01-the-basic-flow``, ``01-the-basic-flow.ipynb`` or a path, to a lesson."""
+    """``01``, ``01-the-basic-flow``, ``01-the-basic-flow.ipynb`` or a path (the lesson's folder
+    or its notebook), to a lesson's notebook."""
     path = (Path.cwd() / name).resolve()
+    if path.is_dir() and path.parent == NOTEBOOKS:  # notebooks/NN-name/: its notebook
+        path = path / f"{path.name}.ipynb"
     if path.is_relative_to(NOTEBOOKS) and (path.exists() or path.suffix == ".ipynb"):
         return path
-    stem = name.removesuffix(".ipynb")
+    stem = Path(name.removesuffix(".ipynb")).name
     # "01" is 01-the-basic-flow, not 01b-...: a number first names the lesson with exactly it.
-    found = sorted(NOTEBOOKS.glob(f"{stem}-*.ipynb")) or sorted(NOTEBOOKS.glob(f"{stem}*.ipynb"))
+    found = sorted(NOTEBOOKS.glob(f"{stem}-*/{stem}-*.ipynb")) or sorted(
+        NOTEBOOKS.glob(f"{stem}*/{stem}*.ipynb")
+    )
     return found[0] if len(found) == 1 else None
 
 
@@ -317,7 +323,7 @@ def reset_lessons(names: list[str]) -> int:
         for name in names:
             path = resolve_lesson(name)
             if path is None:
-                lessons = ", ".join(p.name for p in sorted(NOTEBOOKS.glob(LESSON_GLOB)))
+                lessons = ", ".join(p.stem for p in sorted(NOTEBOOKS.glob(LESSON_GLOB)))
                 print(f"no lesson matches {name!r}; the lessons: {lessons}")
                 return 2
             targets.append(path.relative_to(ROOT).as_posix())

@@ -10,7 +10,7 @@ It installs nothing. The suite must already be in ``--suite-dir`` (default ``.co
       && echo '{"name": "mrtr-kit-conformance", "private": true}' > package.json \\
       && npm install node@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 
-What it does (CONFORMANCE.md §1, §8):
+What it does (docs/conformance.md §1, §8):
 
 1. starts ``python -m mrtr_kit serve --example conformance --port <free port>`` as a real
    process and waits until it answers ``server/discover``;

@@ -1,8 +1,8 @@
 """Slide decks from the lessons, for an instructor to talk over (issue 21).
 
-    .venv/bin/python tools/slides.py build [--out slides] [notebooks/NN-name.ipynb ...]
-    .venv/bin/python tools/slides.py mark [notebooks/NN-name.ipynb ...]
-    .venv/bin/python tools/slides.py titles notebooks/NN-name.ipynb
+    .venv/bin/python tools/slides.py build [--out slides] [notebooks/NN-name/NN-name.ipynb ...]
+    .venv/bin/python tools/slides.py mark [notebooks/NN-name/NN-name.ipynb ...]
+    .venv/bin/python tools/slides.py titles notebooks/NN-name/NN-name.ipynb
 
 (``python3 tools/kit.py slides`` runs ``build`` with the kit's environment.)
 
@@ -38,7 +38,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-LESSON_GLOB = "[0-9][0-9]*-*.ipynb"  # as tools/kit.py: 01-..., 01b-...-OPTIONAL
+LESSON_GLOB = "[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"  # as tools/kit.py: 01-..., 01b-...-OPTIONAL
 EXERCISE = re.compile(r"^### Exercise \d+ · ", re.M)
 CHECKPOINT = re.compile(r"(await )?[\w.]*check_\w+\(.*\)")  # as benchmarks/reading_time.py
 SECTION = re.compile(r"^## ", re.M)

@@ -266,7 +266,8 @@ def main() -> int:
             shutil.copy(ROOT / name, kit_src / name)
         shutil.copytree(ROOT / "mrtr_kit", kit_src / "mrtr_kit", ignore=ignore)
         course_src.mkdir()
-        shutil.copy(ROOT / "course" / "pyproject.toml", course_src / "pyproject.toml")
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / "course" / name, course_src / name)
         shutil.copytree(ROOT / "course" / "mrtr_course", course_src / "mrtr_course", ignore=ignore)
         for old in [*dest.glob("mrtr_kit-*.whl"), *dest.glob("mrtr_course-*.whl")]:
             old.unlink()

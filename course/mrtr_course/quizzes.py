@@ -10,10 +10,10 @@ section 2. Each lesson keeps its quizzes beside its notebook (``notebooks/01-…
 exports ``QUIZZES``, a tuple of ``Quiz``), found by name, so lessons can be added or split without
 editing this file. ``quiz("01.2")`` returns one, from the module ``lesson01_quiz`` (the
 notebook's kernel imports it from the lesson's folder, its working directory);
-``collect(notebooks)`` gathers every lesson's (the tests and the answer key); ``Quiz.text()`` is its plain-text form (the
-questions, then the answers), which is what a stored notebook shows where widgets do not render
-(GitHub). A question may carry ``code``: a retry to inspect, or a cell whose output to predict,
-shown as a code block under the question.
+``collect(notebooks)`` gathers every lesson's (the tests and the answer key); ``Quiz.text()`` is its
+plain-text form (the questions, then the answers), which is what a stored notebook shows where
+widgets do not render (GitHub). A question may carry ``code``: a retry to inspect, or a cell whose
+output to predict, shown as a code block under the question.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import importlib
 import importlib.util
 import re
 import sys
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 LETTERS = "abcdefgh"
 # A rule ID as the digest writes them (MRTR-C2, MRTR-S5a, CACHE-3, ...), or the kit's "(KIT)".

@@ -1,4 +1,5 @@
-"""Client entry point for the official conformance suite's client scenarios (CONFORMANCE §7).
+"""Client entry point for the official conformance suite's client scenarios (docs/conformance.md
+§7).
 
 The harness runs ``<command> <mock URL>`` with ``MCP_CONFORMANCE_SCENARIO`` naming the
 scenario; each scenario below is a few lines on top of the ordinary ``McpClient``::

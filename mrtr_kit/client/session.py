@@ -150,7 +150,7 @@ class McpClient:
         ``ResultCache``."""
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
-        self.url = url  # POSTed to exactly as given (CONFORMANCE §7.1)
+        self.url = url  # POSTed to exactly as given (docs/conformance.md §7.1)
         # Extra headers on every POST, e.g. Authorization: every request authenticates on its
         # own, there is no handshake to do it once (HTTP-29).
         self.extra_headers = dict(headers or {})

@@ -47,7 +47,7 @@ def _is_plain(value: str) -> bool:
     """What a sender may write verbatim: printable 0x20-0x7E, no leading or trailing space.
 
     HTTP-9 also lets a tab through, but the conformance suite expects tabs encoded
-    (CONFORMANCE §7.4) and encoding is always safe, so a tab makes a value non-plain here.
+    (docs/conformance.md §7.4) and encoding is always safe, so a tab makes a value non-plain here.
     """
     printable = all(0x20 <= ord(ch) <= 0x7E for ch in value)
     return printable and value == value.strip(" ")
@@ -234,7 +234,7 @@ def header_annotations(input_schema: Any) -> HeaderMap:
     Raises ``InvalidHeaderAnnotation`` when any annotation breaks HTTP-13: empty or not an
     RFC 9110 token (which also excludes space, ``:``, CR/LF, control and non-ASCII
     characters); a case-insensitive duplicate; on a type other than string, integer or
-    boolean (``number`` is rejected, as the conformance suite requires, CONFORMANCE §2.1);
+    boolean (``number`` is rejected, as the conformance suite requires, docs/conformance.md §2.1);
     or not reachable from the root through ``properties`` alone.
     """
     return {path: name for path, (name, _kind) in annotated_properties(input_schema).items()}

@@ -1,4 +1,4 @@
-"""Is a decoded value JSON the kit can handle? (DESIGN §6, MRTR-E2)
+"""Is a decoded value JSON the kit can handle? (docs/architecture.md §6, MRTR-E2)
 
 The HTTP adapter decodes bodies itself and refuses what is not JSON there. But the core is also
 called with Python dicts directly (``McpServer.handle`` in a notebook), and Python can hold what

@@ -1,4 +1,5 @@
-"""JSON on the wire, both ways, with explicit limits (DESIGN §6, CORE-1). Pure: no I/O.
+"""JSON on the wire, both ways, with explicit limits (docs/architecture.md §6, CORE-1).
+Pure: no I/O.
 
 ``decode_body(data)`` turns one request body into a JSON value, or raises ``McpError`` -32700
 (HTTP 400). It accepts I-JSON (RFC 7493: the interoperable subset of JSON) within the kit's
@@ -57,8 +58,9 @@ from . import errors
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 100
-# The largest message read from a peer: an HTTP request body, a stdio line (DESIGN §6). 1 MB is
-# far more than any MCP request needs (a tools/call with a large argument is kilobytes).
+# The largest message read from a peer: an HTTP request body, a stdio line (docs/architecture.md
+# §6). 1 MB is far more than any MCP request needs (a tools/call with a large argument is
+# kilobytes).
 MAX_MESSAGE_BYTES = 1_000_000
 
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -189,7 +191,7 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 
 
 def encode_message(message: Any) -> bytes:
-    """Single-line UTF-8 JSON (newline-delimited readers split on newlines, CONFORMANCE §3).
+    """Single-line UTF-8 JSON (newline-delimited readers split on newlines, docs/conformance.md §3).
 
     Raises ``Unencodable`` rather than emit something a peer cannot read: NaN or infinity
     (``allow_nan=False``; Python would write the bare word ``NaN``), a lone surrogate, a value

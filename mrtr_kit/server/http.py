@@ -1,6 +1,6 @@
 """Streamable HTTP adapter (2026-07-28): a plain ASGI app around the sans-IO core.
 
-What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE §3 order):
+What the adapter does for one request, in order (digest KIT-HTTP-B, docs/conformance.md §3 order):
 
 1. Host and Origin, parsed strictly, in an ASGI middleware
    around the whole app, so before any routing             -> 403           (HTTP-27, HTTP-29)
@@ -11,8 +11,8 @@ What the adapter does for one request, in order (digest KIT-HTTP-B, CONFORMANCE 
 3. Content-Length over the cap, before reading anything   -> 413 -32600
    the body read chunk by chunk, stopped at the cap       -> 413 -32600
    the body not complete within ``body_timeout_s``        -> 408 -32600, connection closed
-4. decode: UTF-8, depth, digits, NaN, surrogates, dup keys -> 400 -32700    (CORE-1,
-   (``protocol.wire_json.decode_body``)                                      DESIGN §6)
+4. decode: UTF-8, depth, digits, NaN, surrogates, dup keys -> 400 -32700    (CORE-1, and
+   (``protocol.wire_json.decode_body``)                           docs/architecture.md §6)
 5. one call: ``McpServer.handle(message, principal=..., headers=...)`` runs every protocol
    step, header checks included, in the order its module docstring lists (``core.py``)
 6. the reply as JSON, or as SSE (below); its status from ``HTTP_STATUS``, the one table
@@ -66,7 +66,7 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 INSTANCE_HEADER = "X-Mcp-Instance"
 PrincipalOf = Callable[[Request], str | None]
 
-# -- limits (DESIGN §6) ------------------------------------------------------------------------
+# -- limits (docs/architecture.md §6) --------------------------------------------------------------
 # A request body: the kit's message cap (wire_json.MAX_MESSAGE_BYTES), checked against
 # Content-Length before reading, and counted while reading a body sent without one.
 MAX_BODY_BYTES = MAX_MESSAGE_BYTES

@@ -56,7 +56,7 @@ ReadChunk = Callable[[], Awaitable[bytes]]  # b"" at end of input
 WriteBytes = Callable[[bytes], Awaitable[None]]
 
 CHUNK_BYTES = 64 * 1024
-# A message on stdio is what a request body is over HTTP: the same cap (DESIGN §6).
+# A message on stdio is what a request body is over HTTP: the same cap (docs/architecture.md §6).
 MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 # The SDK's stdio client closes stdin and waits 2 s before it terminates the server
 # (mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT): in-flight work gets 1 s to be answered,

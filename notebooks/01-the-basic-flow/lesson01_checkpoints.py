@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrtr_course.lessons.basics import FORM_CAPS, meta
 from mrtr_course.checkpoints import Checkpoint
+from mrtr_course.messages import FORM_CAPS, meta
 from mrtr_kit.server import McpServer
 
 Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]

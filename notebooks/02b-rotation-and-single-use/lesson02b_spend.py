@@ -1,11 +1,12 @@
 """Lesson 02b: spending a state's token id once, atomically, in a SQLite file two instances share.
 
 A "spend" records a state's token id (``jti``) as spent and says whether this call was the first
-(MRTR-S5d). The lesson's race and the exercise's checkpoint run a spend function on two
-connections to one SQLite file (two server instances sharing a ledger), each in its own thread,
-and force the interleaving that defeats a check-then-act spend: every ``execute`` waits until the
-other connection has reached its own next ``execute`` (``Lockstep``), so both SELECTs run before
-either INSERT, every time, not by chance.
+(MRTR-S5d). The lesson's race and the exercise's checkpoint (``check_spend_once``, in
+``lesson02b_checkpoints.py`` beside this file) run a spend function on two connections to one
+SQLite file (two server instances sharing a ledger), each in its own thread, and force the
+interleaving that defeats a check-then-act spend: every ``execute`` waits until the other
+connection has reached its own next ``execute`` (``Lockstep``), so both SELECTs run before either
+INSERT, every time, not by chance.
 
 A thread that is blocked inside SQLite (waiting for a lock the other connection holds in an open
 transaction) cannot reach its next ``execute``; the lockstep then stops forcing (see
@@ -22,13 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrtr_course.checkpoints import Checkpoint
-
 Spend = Callable[[Any, str], Any]
 SCHEMA = "CREATE TABLE IF NOT EXISTS spent (jti TEXT PRIMARY KEY)"
 BUSY_TIMEOUT_S = 10.0  # SQLite waits this long for a lock another connection holds
 BLOCKED_S = 1.0  # a statement still running after this long is waiting for a lock: stop forcing
-RACE_ROUNDS = 20
 
 
 def new_ledger(directory: str | Path | None = None) -> Path:
@@ -269,103 +267,3 @@ def check_then_act(db: sqlite3.Connection, jti: str) -> bool:
     db.execute("INSERT OR IGNORE INTO spent (jti) VALUES (?)", (jti,))
     db.commit()
     return True
-
-
-# -- the checkpoint -------------------------------------------------------------------------------
-
-
-def _call(spend: Spend, db: Any, jti: str) -> tuple[Any, BaseException | None]:
-    try:
-        return spend(db, jti), None
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        return None, exc
-
-
-def _sequential(spend: Spend, path: Path) -> str | None:
-    """One instance after the other: the first spend of an id is True, every later one False,
-    on either connection, and the id is in the file. A problem found, or None."""
-    a, b = connect(path), connect(path)
-    try:
-        first, error = _call(spend, a, "seq-1")
-        if error is not None:
-            return f"the first spend of a new id raised {type(error).__name__}: {error}"
-        if first is not True:
-            return f"the first spend of a new id returned {first!r}: it must return True"
-        if a.in_transaction:
-            return (
-                "spend_once() left its transaction open: the other instance cannot write "
-                "until it ends. Commit (db.commit()) before you return."
-            )
-        stored = rows(path, "seq-1")
-        again, error = _call(spend, a, "seq-1")
-        if error is not None:
-            return (
-                f"spending an id a second time raised {type(error).__name__}: {error}. A spend "
-                "that loses returns False: the server then refuses the state with -32602."
-            )
-        if stored == 0 and again is False:
-            return (
-                "the id is not in the SQLite file, yet the repeat on the same connection got "
-                "False: you remember spent ids in Python (a dict or a set). Another instance, "
-                "another process, has its own memory and pays again. Record it in the file."
-            )
-        if stored == 0:
-            return (
-                "spend_once() returned True but recorded nothing: the spent table has no row "
-                "for the id, so every instance pays it again. INSERT it."
-            )
-        if again is not False:
-            return (
-                f"the same id spent twice on one connection returned True, then {again!r}: "
-                "report whether THIS call inserted the row (cursor.rowcount == 1), not True "
-                "every time"
-            )
-        other, error = _call(spend, b, "seq-1")
-        if error is not None or other is not False:
-            shown = f"raised {type(error).__name__}" if error else f"returned {other!r}"
-            return f"instance B spending the id A had spent {shown}: it must return False"
-        return None
-    finally:
-        a.close()
-        b.close()
-
-
-def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint:
-    """Exercise 1 of 02b: is ``spend_once(db, jti)`` a spend two instances cannot both win?"""
-    path = new_ledger()
-    try:
-        problem = _sequential(spend_once, path)
-    except NotImplementedError:
-        return Checkpoint(
-            "not done", "spend_once() still raises NotImplementedError. Fill it in and run again."
-        )
-    if problem:
-        return Checkpoint("not yet", problem)
-    forced = 0
-    for n in range(1, rounds + 1):
-        # Once a spend has been seen to take the lock first, the turns cannot be held: race free.
-        result = race(spend_once, path, f"race-{n}", forcing=forced == n - 1)
-        forced += result.forced
-        winners = [who for who, value in result.returned.items() if value is True]
-        if result.raised:
-            return Checkpoint(
-                "not yet",
-                f"{result}\nA spend that loses the race must return False, not raise: "
-                "make the INSERT itself the check (ON CONFLICT DO NOTHING, or catch "
-                "sqlite3.IntegrityError).",
-            )
-        if len(winners) != 1 or result.rows != 1:
-            return Checkpoint(
-                "not yet",
-                f"{result}\nround {n}: both instances read 'not spent' before either recorded "
-                "it. Check and record in ONE statement: an INSERT that conflicts on the "
-                "primary key, and its cursor.rowcount.",
-            )
-    return Checkpoint(
-        "passed",
-        f"{rounds} races of two instances on one file, {forced} of them taken statement by "
-        "statement, in turns: exactly one spend won each; a repeat on either instance got "
-        "False.",
-    )

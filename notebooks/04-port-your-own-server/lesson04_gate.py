@@ -64,7 +64,7 @@ from mrtr_course.fleet import (
     start_processes,
 )
 from mrtr_course.legacy import LegacyServer
-from mrtr_course.lessons.migration import scripted_user
+from mrtr_course.users import scripted_user
 from mrtr_kit.client import McpClient, McpClientError, McpRemoteError, TooManyRounds
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
@@ -96,7 +96,7 @@ SUITE_INSTALL = (
 )
 OFFICIAL_SCENARIOS = ("tools-list", "input-required-result-unsupported-methods")
 
-# -- what the original does (notebooks/capstone/pizzeria_2025.py; a test keeps them in step) --
+# -- what the original does (pizzeria_2025.py, beside this file; a test keeps them in step) ---
 
 SIZE_FORM: dict[str, Any] = {
     "type": "object",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mrtr_course.quizzes import Option, Quiz, _q, _right
 
-SCAFFOLD_GATE = """report = await capstone.gate("capstone/pizzeria_2025.py", fleet=False)
+SCAFFOLD_GATE = """report = await capstone.gate("pizzeria_2025.py", fleet=False)
 print(repr(report).splitlines()[-1])"""
 
 MEMORY_PORT = """PEOPLE = {}  # module level

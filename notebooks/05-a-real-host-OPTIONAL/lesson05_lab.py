@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from mrtr_course.fleet import Fleet, serve_command, start_processes
 from mrtr_course.checkpoints import Checkpoint
+from mrtr_course.fleet import Fleet, serve_command, start_processes
 from mrtr_course.plain.server_trace import ServerStep, Source, load, server_steps
 from mrtr_kit.server.rounds import ServerRound
 

@@ -10,8 +10,9 @@ import subprocess
 import sys
 
 import pytest
-from lesson_files import LESSONS as LESSON_DIR
-from lesson_files import ROOT
+
+from tests.lesson_files import LESSONS as LESSON_DIR
+from tests.lesson_files import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import answer_key

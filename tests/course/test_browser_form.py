@@ -34,7 +34,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from browser_support import (
+
+from mrtr_course.quizzes import LETTERS, quiz
+from tests.browser_support import (
     CHROMIUM_FLAGS,
     SCREENSHOTS,
     Lab,
@@ -45,14 +47,12 @@ from browser_support import (
     start_lab,
     write_notebook,
 )
-from conftest import system_binary
-
-from mrtr_course.quizzes import LETTERS, quiz
+from tests.conftest import system_binary
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOK = "01-the-basic-flow.ipynb"
-OPTIONAL = "01b-more-ways-to-ask-OPTIONAL.ipynb"
+NOTEBOOK = "01-the-basic-flow/01-the-basic-flow.ipynb"
+OPTIONAL = "01b-more-ways-to-ask-OPTIONAL/01b-more-ways-to-ask-OPTIONAL.ipynb"
 # Each notebook's last printed output: once it is there, Run All has finished.
 LAST_OUTPUT = {
     NOTEBOOK: "Not done yet: call_with_mrtr() still raises NotImplementedError.",
@@ -63,7 +63,8 @@ LAST_OUTPUT = {
 RUN_ALL_TIMEOUT_MS = 300_000
 EVENTUALLY_MS = 60_000  # a click's round trip to the kernel and a server, shown in a widget
 
-WIDGETS_NOTEBOOK = "browser-trace-and-quiz.ipynb"
+# In lesson 01's folder: the quiz comes from lesson01_quiz.py there, the kernel's folder.
+WIDGETS_NOTEBOOK = "01-the-basic-flow/browser-trace-and-quiz.ipynb"
 WIDGETS_DONE = "trace and quiz page ready"
 WIDGETS_CELLS = [
     ("markdown", "The rounds of `book_table`, as the round-diff view shows them."),

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import (
+
+from tests.browser_support import (
     CHROMIUM_FLAGS,
     Lab,
     isolated_env,
@@ -23,12 +24,12 @@ from browser_support import (
     short_temp_dir,
     start_lab,
 )
-from conftest import system_binary
+from tests.conftest import system_binary
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NOTEBOOK = "notebooks/01-the-basic-flow.ipynb"
-CHEATSHEET = "../docs/cheatsheet.md"
+NOTEBOOK = "notebooks/01-the-basic-flow/01-the-basic-flow.ipynb"
+CHEATSHEET = "../../docs/cheatsheet.md"
 EVENTUALLY_MS = 60_000  # a cap: every wait ends as soon as what it waits for is there
 
 
@@ -79,8 +80,18 @@ def test_the_lab_serves_the_repository_and_opens_on_notebooks(repo_lab: Lab):
 @pytest.mark.parametrize(
     ("notebook", "text", "tab", "heading"),
     [
-        ("01-the-basic-flow.ipynb", "docs/cheatsheet.md", "cheatsheet.md", "MRTR cheat-sheet"),
-        ("04-port-your-own-server.ipynb", "README.md", "README.md", "mrtr-kit"),
+        (
+            "01-the-basic-flow/01-the-basic-flow.ipynb",
+            "docs/cheatsheet.md",
+            "cheatsheet.md",
+            "MRTR cheat-sheet",
+        ),
+        (
+            "04-port-your-own-server/04-port-your-own-server.ipynb",
+            "README.md",
+            "README.md",
+            "mrtr-kit",
+        ),
     ],
     ids=["01 cheat-sheet", "04 README"],
 )

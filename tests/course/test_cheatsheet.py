@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_spec_map import cited_ids
 
 from mrtr_course.examples import refunds
 from mrtr_kit.client import MrtrCall, RequestFactory, client_capabilities
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.keyring import KeyRing, StateKey
+from tests.test_spec_map import cited_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATSHEET = ROOT / "docs" / "cheatsheet.md"

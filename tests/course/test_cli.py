@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import discover_over_http
 
 from mrtr_course.__main__ import main as course_main
 from mrtr_course.__main__ import run_demo
@@ -27,6 +26,7 @@ from mrtr_course.examples.fake_weather import describe
 from mrtr_kit.__main__ import main
 from mrtr_kit.protocol.constants import PROTOCOL_VERSION
 from mrtr_kit.server.loopback import free_port
+from tests.helpers import discover_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
 

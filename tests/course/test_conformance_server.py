@@ -1,4 +1,4 @@
-"""The conformance server's key behaviours, in process (CONFORMANCE.md §4-§6), so a regression
+"""The conformance server's key behaviours, in process (docs/conformance.md §4-§6), so a regression
 shows up here before the official suite runs."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import time
 import wave
 
 import pytest
-from helpers import error, request, result, run
 
 from mrtr_course.examples import conformance_server as conformance
 from mrtr_kit.protocol.constants import META_LOG_LEVEL, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 from mrtr_kit.server.http import http_status
+from tests.helpers import error, request, result, run
 
 # The harness's default capabilities (§3).
 HARNESS_CAPS = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}

@@ -9,7 +9,6 @@ import asyncio
 import re
 
 import pytest
-from helpers import error, request, result, run
 
 from mrtr_course.examples import (
     EXAMPLES,
@@ -23,6 +22,7 @@ from mrtr_course.examples import (
 from mrtr_kit.protocol.constants import PROTOCOL_VERSION, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import http_status
+from tests.helpers import error, request, result, run
 
 FORM = {"elicitation": {"form": {}}}
 
@@ -78,7 +78,7 @@ def test_every_example_answers_discover_and_lists_described_features(name):
     discover = result(run(server, request("server/discover")))
     assert discover["supportedVersions"] == [PROTOCOL_VERSION]
     caps = discover["capabilities"]
-    # CONFORMANCE §10: never advertise listChanged / subscribe without subscriptions/listen.
+    # docs/conformance.md §10: never advertise listChanged / subscribe without subscriptions/listen.
     assert all("listChanged" not in v and "subscribe" not in v for v in caps.values())
     for method, key in (("tools/list", "tools"), ("prompts/list", "prompts")):
         if key in caps:

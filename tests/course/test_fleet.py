@@ -13,8 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import system_binary
-from helpers import discover_over_http
 
 from mrtr_course.examples.trip_planner import traveller
 from mrtr_course.fleet import (
@@ -26,10 +24,12 @@ from mrtr_course.fleet import (
     start_processes,
 )
 from mrtr_course.legacy import LegacyHttpError, LegacyRemoteError, format_trace
-from mrtr_course.lessons.migration import legacy_trip, mrtr_trip, run_flows
+from mrtr_course.trips import legacy_trip, mrtr_trip, run_flows
 from mrtr_kit.client import McpClient
 from mrtr_kit.server.loopback import free_port
 from mrtr_kit.server.nginx import NGINX_TEMPLATE, Nginx, nginx_config
+from tests.conftest import system_binary
+from tests.helpers import discover_over_http
 
 pytestmark = pytest.mark.slow
 

@@ -294,14 +294,14 @@ def test_a_refused_question_locks_the_other_form_of_its_round() -> None:
 
 def echo_server() -> Any:
     sys.path.insert(0, str(HERE))
-    from sdk_forms_server import build_server
+    from tests.sdk_forms_server import build_server
 
     return build_server()
 
 
 def test_a_form_nobody_answers_cancels_itself_after_the_timeout() -> None:
     """ELIC-6: a dismissed form is ``cancel``; a wait for a person always has a timeout
-    (DESIGN §3). The SDK's in-process server receives the cancel."""
+    (docs/architecture.md §3). The SDK's in-process server receives the cancel."""
 
     async def scenario() -> tuple[str, ElicitationPanel]:
         panel = ElicitationPanel(timeout=0.2)

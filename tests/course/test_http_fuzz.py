@@ -1,6 +1,6 @@
-"""Fuzzing the HTTP edge in process (DESIGN §6: never a 500): hypothesis builds requests to the
-conformance example server, valid ones and broken ones, and every answer must be a well-formed
-JSON-RPC response with a status that matches its code.
+"""Fuzzing the HTTP edge in process (docs/architecture.md §6: never a 500): hypothesis builds
+requests to the conformance example server, valid ones and broken ones, and every answer must be a
+well-formed JSON-RPC response with a status that matches its code.
 
 Deterministic: ``derandomize=True`` draws the same examples on every run, so a failure here
 fails every time. ``benchmarks/fuzz_http.py`` does the same at scale against a real process.
@@ -13,16 +13,6 @@ import json
 from typing import Any
 
 import httpx
-from helpers import request
-from hostile_http import (
-    HOSTILE_VALUES,
-    METHODS,
-    PLACEHOLDER,
-    STATUS_OF_CODE,
-    damage,
-    strict_json,
-    with_hostile,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +28,16 @@ from mrtr_kit.protocol.constants import (
 )
 from mrtr_kit.server.hosts import parse_host
 from mrtr_kit.server.http import LOOPBACK_HOSTS, create_app
+from tests.helpers import request
+from tests.hostile_http import (
+    HOSTILE_VALUES,
+    METHODS,
+    PLACEHOLDER,
+    STATUS_OF_CODE,
+    damage,
+    strict_json,
+    with_hostile,
+)
 
 SERVER = conformance.build_server()
 APP = create_app(SERVER)
@@ -228,10 +228,10 @@ def check_response(resp: httpx.Response) -> None:
 @FUZZ
 @given(requests())
 def test_fuzzed_requests_never_get_a_500_and_always_a_jsonrpc_answer(case):
-    """KIT (DESIGN §6, issue 8): built-then-broken requests (wrong types in id, params, _meta,
-    inputResponses, requestState; flipped bytes, truncation, NaN, 1e400, 5000-digit integers,
-    lone surrogates, deep nesting, UTF-16; missing or wrong headers) never get a 5xx; every
-    answer is a JSON-RPC message whose status fits its code, and none is -32603."""
+    """KIT (docs/architecture.md §6, issue 8): built-then-broken requests (wrong types in id,
+    params, _meta, inputResponses, requestState; flipped bytes, truncation, NaN, 1e400, 5000-digit
+    integers, lone surrogates, deep nesting, UTF-16; missing or wrong headers) never get a 5xx;
+    every answer is a JSON-RPC message whose status fits its code, and none is -32603."""
     body, headers = case
     resp = asyncio.run(_post(body, _header_safe(headers)))
     check_response(resp)

@@ -46,7 +46,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import (
+from lesson05_lab import check_host_flow
+
+from mrtr_course.plain.server_trace import ServerTrace
+from tests.browser_support import (
     CHROMIUM_FLAGS,
     SCREENSHOTS,
     isolated_env,
@@ -54,10 +57,7 @@ from browser_support import (
     playwright_sync_api,
     short_temp_dir,
 )
-from conftest import system_binary
-
-from lesson05_lab import check_host_flow
-from mrtr_course.plain.server_trace import ServerTrace
+from tests.conftest import system_binary
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lesson_files import LESSONS
 
-from lesson_files import QUIZZES
+from tests.course.lesson_quizzes import QUIZZES
+from tests.lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTRUCTORS = ROOT / "instructors"
@@ -60,7 +60,8 @@ def bullets(block: str) -> list[str]:
 
 
 def cells(episode: dict) -> list:
-    return nbformat.read(NOTEBOOKS / episode["notebook"], as_version=4).cells
+    name = episode["notebook"]  # each lesson in its folder: notebooks/NN-name/NN-name.ipynb
+    return nbformat.read(NOTEBOOKS / name.removesuffix(".ipynb") / name, as_version=4).cells
 
 
 def header(episode: dict) -> str:
@@ -377,7 +378,7 @@ TITLED_ONLY = ["setup.md", "checklist.md"]
 
 def section_headings(lesson: str) -> dict[str, str]:
     """``{"3": "Over HTTP, as a real form", ...}``: a lesson's numbered ``## N. Title``s."""
-    [path] = [p for p in NOTEBOOKS.glob(f"{lesson}-*.ipynb")]
+    [path] = [p for p in NOTEBOOKS.glob(f"{lesson}-*/{lesson}-*.ipynb")]
     found = {}
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type == "markdown":

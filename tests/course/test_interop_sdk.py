@@ -17,15 +17,16 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
+import lesson03_lab as lesson
 import pytest
 
 from mrtr_course.examples.trip_planner import traveller
 from mrtr_course.fleet import Fleet, RoundRobin, start_fleet, start_processes
 from mrtr_course.legacy import LegacyClient, LegacyHttpError, format_trace
-from mrtr_course.lessons import migration as lesson
-from mrtr_course.lessons.migration import legacy_trip, mrtr_trip
+from mrtr_course.trips import legacy_trip, mrtr_trip
 from mrtr_kit.client import McpClient, McpRemoteError
 
 try:
@@ -206,11 +207,13 @@ def test_official_sdk_legacy_client_against_the_kits_legacy_server(kit: tuple[Fl
 
 
 def test_the_kit_imports_without_the_official_sdk():
+    """Lesson 03's own modules, beside its notebook, import the SDK only when a cell uses it."""
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
+        f"sys.path.insert(0, {str(Path(lesson.__file__).parent)!r})\n"
         "import mrtr_kit, mrtr_kit.__main__, mrtr_course.examples, mrtr_course.fleet\n"
-        "import mrtr_course.legacy\n"
-        "import mrtr_course.lessons.migration, mrtr_course.sdk_port\n"
+        "import mrtr_course.legacy, mrtr_course.trips, mrtr_course.users\n"
+        "import lesson03_lab, lesson03_checkpoints, mrtr_course.sdk_port\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
-from ledger_services import ServerProcess, start_redis, start_server, stop
 
-from mrtr_course.lessons.security import YES, RawCaller, ServerAnswer
+from mrtr_course.refund_lab.lab import YES, RawCaller, ServerAnswer
 from mrtr_kit.server.keyring import ENV_KEYS, KeyRing, StateKey
 from mrtr_kit.server.state import invalid_state_error
+from tests.ledger_services import ServerProcess, start_redis, start_server, stop
 
 pytestmark = pytest.mark.slow
 

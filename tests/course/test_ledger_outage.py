@@ -22,10 +22,8 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from ledger_services import RedisServer, start_redis, start_server, stop
-from test_ledger_fleet import AUTH, fleet_env
 
-from mrtr_course.lessons.security import YES, RawCaller, ServerAnswer
+from mrtr_course.refund_lab.lab import YES, RawCaller, ServerAnswer
 from mrtr_kit.server.ledger import CLOCK_MARGIN_S, LEDGER_TIMEOUT_S
 from mrtr_kit.server.ledger.redis import (
     DEFAULT_PREFIX,
@@ -35,6 +33,8 @@ from mrtr_kit.server.ledger.redis import (
     check_persistence,
 )
 from mrtr_kit.server.state import invalid_state_error
+from tests.course.test_ledger_fleet import AUTH, fleet_env
+from tests.ledger_services import RedisServer, start_redis, start_server, stop
 
 pytestmark = pytest.mark.slow
 

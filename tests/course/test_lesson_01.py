@@ -15,12 +15,13 @@ import runpy
 import sys
 from pathlib import Path
 
+import lesson01b_checkpoints as checkpoints_01b
 import nbformat
 import pytest
-from lesson_files import LESSONS as LESSON_DIR
-from lesson_files import run_cell
 
-from mrtr_course.lessons import basics
+from mrtr_course import messages
+from tests.lesson_files import LESSONS as LESSON_DIR
+from tests.lesson_files import run_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = LESSON_DIR
@@ -36,6 +37,8 @@ TIMED = (
     NOTEBOOKS / "03-migrating-from-server-requests" / "03-migrating-from-server-requests.ipynb",
     HOST,
 )
+
+
 def solution(name: str, symbol: str):
     """A solution file of lesson 01 or 01b (``01_…`` / ``01b_…``), from its lesson's folder."""
     lesson = OPTIONAL if name.startswith("01b_") else NOTEBOOK
@@ -50,12 +53,12 @@ def stub(*args):
 
 
 def test_exercise_1_solution_passes():
-    check = asyncio.run(basics.check_retry(solution("01b_make_retry", "make_retry")))
+    check = asyncio.run(checkpoints_01b.check_retry(solution("01b_make_retry", "make_retry")))
     assert check.passed, check
 
 
 def test_exercise_1_stub_is_not_done():
-    check = asyncio.run(basics.check_retry(stub))
+    check = asyncio.run(checkpoints_01b.check_retry(stub))
     assert check.status == "not done"
     assert repr(check) == "… Not done yet: make_retry() still raises NotImplementedError."
 
@@ -91,7 +94,7 @@ def _state_always(first, result, answers, new_id):
     ],
 )
 def test_exercise_1_mistakes_are_named(attempt, message):
-    check = asyncio.run(basics.check_retry(attempt))
+    check = asyncio.run(checkpoints_01b.check_retry(attempt))
     assert check.status == "not yet" and message in check.message
 
 
@@ -99,12 +102,14 @@ def test_exercise_1_mistakes_are_named(attempt, message):
 
 
 def test_exercise_2_solution_passes():
-    check = asyncio.run(basics.check_colour_tool(solution("01b_colour_tool", "favourite_colour")))
+    check = asyncio.run(
+        checkpoints_01b.check_colour_tool(solution("01b_colour_tool", "favourite_colour"))
+    )
     assert check.passed, check
 
 
 def test_exercise_2_stub_is_not_done():
-    assert asyncio.run(basics.check_colour_tool(stub)).status == "not done"
+    assert asyncio.run(checkpoints_01b.check_colour_tool(stub)).status == "not done"
 
 
 def _never_asks(ctx):
@@ -157,7 +162,7 @@ def _asks_again_on_cancel(ctx):
     ],
 )
 def test_exercise_2_mistakes_are_named(attempt, message):
-    check = asyncio.run(basics.check_colour_tool(attempt))
+    check = asyncio.run(checkpoints_01b.check_colour_tool(attempt))
     assert check.status == "not yet" and message in check.message, check
 
 
@@ -165,12 +170,12 @@ def test_exercise_2_mistakes_are_named(attempt, message):
 
 
 def test_exercise_3_solution_passes():
-    check = basics.check_booking_form(solution("01b_booking_form", "BOOKING_FORM"))
+    check = checkpoints_01b.check_booking_form(solution("01b_booking_form", "BOOKING_FORM"))
     assert check.passed, check
 
 
 def test_exercise_3_stub_is_not_done():
-    assert basics.check_booking_form(None).status == "not done"
+    assert checkpoints_01b.check_booking_form(None).status == "not done"
 
 
 def _variant(**changes):
@@ -194,7 +199,7 @@ def _variant(**changes):
     ],
 )
 def test_exercise_3_mistakes_are_named(schema, message):
-    check = basics.check_booking_form(schema)
+    check = checkpoints_01b.check_booking_form(schema)
     assert check.status == "not yet" and message in check.message, check
 
 
@@ -202,10 +207,10 @@ def test_exercise_3_mistakes_are_named(schema, message):
 
 
 def test_meta_carries_version_and_capabilities(capsys):
-    m = basics.meta({"elicitation": {"form": {}}})
+    m = messages.meta({"elicitation": {"form": {}}})
     assert m["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert m["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {"form": {}}}
-    basics.show({"params": {"_meta": m, "requestState": "s" * 40}}, hide_meta=True)
+    messages.show({"params": {"_meta": m, "requestState": "s" * 40}}, hide_meta=True)
     printed = capsys.readouterr().out
     assert '"_meta": "…"' in printed and "…(40 chars)" in printed
 
@@ -233,7 +238,7 @@ SPEC_LINKS = (
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
 def test_notebook_opens_with_objectives_needs_timings_spec_links_and_a_diagram(path):
-    """The header of every notebook (DESIGN §4): the same items in the same order."""
+    """The header of every notebook (docs/architecture.md §4): the same items in the same order."""
     opening = cells(path)[0].source
     parts = (
         "**What you will learn**",
@@ -243,7 +248,7 @@ def test_notebook_opens_with_objectives_needs_timings_spec_links_and_a_diagram(p
         "**Teaching it**: about ",
         "**Spec**",
         *SPEC_LINKS,
-        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../docs/spec-map.md)",
+        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../../docs/spec-map.md)",
         "IDs tagged\n(KIT) are this kit's own conventions, not the specification's.",
         "```mermaid",
     )
@@ -264,10 +269,22 @@ def _figures(path):
 @pytest.mark.parametrize(
     ("path", "next_links"),
     [
-        (WHY, ["(01-the-basic-flow.ipynb)"]),
-        (NOTEBOOK, ["(02-securing-request-state.ipynb)", "(01b-more-ways-to-ask-OPTIONAL.ipynb)"]),
-        (OPTIONAL, ["(02-securing-request-state.ipynb)"]),
-        (HOST, ["(02-securing-request-state.ipynb)", "(04-port-your-own-server.ipynb)"]),
+        (WHY, ["(../01-the-basic-flow/01-the-basic-flow.ipynb)"]),
+        (
+            NOTEBOOK,
+            [
+                "(../02-securing-request-state/02-securing-request-state.ipynb)",
+                "(../01b-more-ways-to-ask-OPTIONAL/01b-more-ways-to-ask-OPTIONAL.ipynb)",
+            ],
+        ),
+        (OPTIONAL, ["(../02-securing-request-state/02-securing-request-state.ipynb)"]),
+        (
+            HOST,
+            [
+                "(../02-securing-request-state/02-securing-request-state.ipynb)",
+                "(../04-port-your-own-server/04-port-your-own-server.ipynb)",
+            ],
+        ),
     ],
     ids=lambda v: getattr(v, "stem", "links"),
 )
@@ -277,18 +294,21 @@ def test_notebook_closes_with_key_points_caveats_the_cheatsheet_and_the_next_les
     closing = cells(path)[-1].source
     assert closing.index("## Key points") < closing.index("## In practice")
     assert closing.index("## In practice") < closing.index("**Next**")
-    assert "[docs/cheatsheet.md](../docs/cheatsheet.md)" in closing
+    assert "[docs/cheatsheet.md](../../docs/cheatsheet.md)" in closing
     for link in next_links:
         assert link in closing.split("**Next**", 1)[1]
 
 
 def test_the_optional_notebook_says_so_in_its_name_and_title():
-    """DESIGN §4: optional material says so in its name."""
+    """docs/architecture.md §4: optional material says so in its name."""
     assert "OPTIONAL" in OPTIONAL.name
     opening = cells(OPTIONAL)[0].source
     assert opening.startswith("# 01b · More ways to ask (OPTIONAL)")
     assert "notebook 02 does not need it" in opening
-    assert "(01b-more-ways-to-ask-OPTIONAL.ipynb)" in cells(NOTEBOOK)[0].source
+    assert (
+        "(../01b-more-ways-to-ask-OPTIONAL/01b-more-ways-to-ask-OPTIONAL.ipynb)"
+        in cells(NOTEBOOK)[0].source
+    )
 
 
 def test_00_shows_the_failure_with_the_kits_fleet_and_lesson_03s_helpers():
@@ -296,7 +316,7 @@ def test_00_shows_the_failure_with_the_kits_fleet_and_lesson_03s_helpers():
     with the helpers notebook 03 uses (one code path: no logic only in a cell)."""
     code = [c.source for c in cells(WHY) if c.cell_type == "code"]
     joined = "\n".join(code)
-    assert "from mrtr_course.lessons import migration as lesson" in joined
+    assert "from mrtr_course import trips as lesson" in joined
     assert "start_fleet(2, legacy=True" in joined and "RoundRobin(legacy.urls)" in joined
     assert "lesson.mrtr_trip(RoundRobin(mrtr.urls))" in joined
     assert not re.search(r"^(async )?def |^class ", joined, flags=re.M)
@@ -341,8 +361,8 @@ EXERCISES = {
 
 @pytest.mark.parametrize("path", list(EXERCISES), ids=lambda p: p.stem)
 def test_every_exercise_has_one_layout_and_sits_right_after_its_section(path):
-    """DESIGN §4: one layout in every notebook (task, stub, hint + solution sentence, checkpoint
-    in its own cell), and each exercise right after the section it practises: the nearest
+    """docs/architecture.md §4: one layout in every notebook (task, stub, hint + solution sentence,
+    checkpoint in its own cell), and each exercise right after the section it practises: the nearest
     section heading above it is that section's."""
     all_cells = cells(path)
     starts = [i for i, c in enumerate(all_cells) if c.source.startswith("### Exercise ")]
@@ -596,7 +616,7 @@ def test_error_5_the_client_obligations_are_the_specs_four_and_refusing_extras_i
 
 
 def test_error_7_quiz_01_speaks_of_two_requested_keys_not_two_fields_of_one_form():
-    from lesson_files import QUIZZES
+    from tests.course.lesson_quizzes import QUIZZES
 
     everything = "\n".join(qz.text() for key, qz in QUIZZES.items() if qz.lesson == "01")
     assert "`login` and `units`" not in everything
@@ -616,7 +636,7 @@ def test_error_9_01b_cites_the_right_rule_the_card_text_agrees_and_binder_opens_
     readme = flat((ROOT / "README.md").read_text())
     assert "which opens lesson 01:" not in readme
     link = readme.split("It prints a link of this form, which opens lesson 00:", 1)[1]
-    assert link.split("```", 2)[1].strip().endswith("notebooks/00-why-mrtr.ipynb")
+    assert link.split("```", 2)[1].strip().endswith("notebooks/00-why-mrtr/00-why-mrtr.ipynb")
 
 
 @pytest.mark.parametrize("path", [WHY, NOTEBOOK, OPTIONAL], ids=lambda p: p.stem)

@@ -11,13 +11,14 @@ import asyncio
 import itertools
 from pathlib import Path
 
+import lesson01_checkpoints as client_loop
 import pytest
 
 from mrtr_course.examples import lessons
-import lesson01_checkpoints as client_loop
-from mrtr_course.lessons.basics import FORM_CAPS, meta
+from mrtr_course.messages import FORM_CAPS, meta
 
-SOLUTION = Path(__file__).resolve().parents[2] / "notebooks" / "solutions" / "01_call_with_mrtr.py"
+LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "01-the-basic-flow"
+SOLUTION = LESSON / "solutions" / "01_call_with_mrtr.py"
 
 
 def loop_from(source: str):

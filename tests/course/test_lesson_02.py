@@ -1,6 +1,7 @@
 """Lesson 02 (securing requestState): the solutions pass their checkpoints, the stubs and
 typical wrong answers do not, the lab shows each attack working against the weak server and
-failing against the hardened one, and the notebook keeps the lesson conventions (DESIGN §4).
+failing against the hardened one, and the notebook keeps the lesson conventions
+(docs/architecture.md §4).
 
 The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
 """
@@ -21,15 +22,17 @@ from hmac import compare_digest
 from pathlib import Path
 
 import lesson02_attacks as attacks
+import lesson02_checkpoints as checkpoints
 import nbformat
 import pytest
-from lesson_files import LESSONS, run_cell
 
+import mrtr_course.refund_lab.views as views
 from mrtr_course.examples.refunds import Payout
-from mrtr_course.lessons import security
+from mrtr_course.refund_lab import attacks as toolkit
+from mrtr_course.refund_lab.lab import YES, RefundLab, ServerAnswer, server_log
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
-from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateChecks
+from tests.lesson_files import LESSONS, run_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "02-securing-request-state" / "02-securing-request-state.ipynb"
@@ -37,9 +40,8 @@ SOLUTIONS = NOTEBOOK.parent / "solutions"
 
 
 def solution(name: str, function: str):
-    """A solution of lesson 02 (02_name.py) or of 02b (02b_name.py), which shares this lab."""
-    path = SOLUTIONS / f"02_{name}.py"
-    return runpy.run_path(str(path if path.exists() else SOLUTIONS / f"02b_{name}.py"))[function]
+    """A solution of lesson 02 (solutions/02_name.py, beside the notebook)."""
+    return runpy.run_path(str(SOLUTIONS / f"02_{name}.py"))[function]
 
 
 def stub(*args):
@@ -50,7 +52,7 @@ def stub(*args):
 
 
 def test_exercise_1_solution_forges_the_admin_flag():
-    check = asyncio.run(security.check_forge_admin(solution("forge_admin", "forge_admin")))
+    check = asyncio.run(checkpoints.check_forge_admin(solution("forge_admin", "forge_admin")))
     assert check.passed, check
     assert "alice, bob, mallory" in check.message
 
@@ -58,7 +60,7 @@ def test_exercise_1_solution_forges_the_admin_flag():
 def test_exercise_2_solution_unseals_and_stops_every_attack_in_a_real_server():
     """MRTR-S4a: the learner's unseal, inside a kit server, rejects every state that fails
     verification; constant-time comparison is the kit's rule (KIT, SEC-2)."""
-    check = asyncio.run(security.check_unseal(solution("unseal", "unseal")))
+    check = asyncio.run(checkpoints.check_unseal(solution("unseal", "unseal")))
     assert check.passed, check
     lines = check.message.splitlines()
     assert lines[0] == "your unseal, inside a real kit server, stopped every attack on the tag:"
@@ -70,19 +72,12 @@ def test_exercise_2_solution_unseals_and_stops_every_attack_in_a_real_server():
     assert any("ledger's job (lesson 02b)" in line for line in lines)
 
 
-def test_exercise_3_solution_rotates_without_rejecting_anything():
-    check = security.check_rotation_plan(solution("rotation_plan", "rotation_plan"))
-    assert check.passed, check
-    assert repr(check).startswith("✔ Passed: 3 steps")
-
-
 def test_stubs_are_reported_as_not_done_without_raising():
     """The notebook's stub cells must run: the checkpoint reports, it does not raise."""
     checks = [
-        asyncio.run(security.check_forge_admin(stub)),
-        asyncio.run(security.check_unseal(stub)),
-        asyncio.run(security.check_verify_claims(stub)),
-        security.check_rotation_plan(stub),
+        asyncio.run(checkpoints.check_forge_admin(stub)),
+        asyncio.run(checkpoints.check_unseal(stub)),
+        asyncio.run(checkpoints.check_verify_claims(stub)),
     ]
     for check in checks:
         assert check.status == "not done" and not check.passed
@@ -111,7 +106,7 @@ def admin_in_the_wrong_place(token: str) -> str:
     ],
 )
 def test_exercise_1_wrong_answers_are_not_yet(wrong, says):
-    check = asyncio.run(security.check_forge_admin(wrong))
+    check = asyncio.run(checkpoints.check_forge_admin(wrong))
     assert check.status == "not yet" and says in check.message, check
 
 
@@ -260,7 +255,7 @@ def refuses_everything(token, key):
 def test_exercise_2_wrong_unseals_are_not_yet_with_the_mistake_named(wrong, says):
     """MRTR-S4a (a state that fails verification is rejected) and the kit's SEC-2 rule (KIT:
     tags compared in constant time): each plausible mistake gets its own message."""
-    check = asyncio.run(security.check_unseal(wrong))
+    check = asyncio.run(checkpoints.check_unseal(wrong))
     assert check.status == "not yet" and says in check.message, check
 
 
@@ -275,7 +270,7 @@ def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
     """An unseal that did ``from hmac import compare_digest`` is watched too (the spy replaces
     the name in its module for the checkpoint); afterwards every original is back."""
     originals = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
-    check = asyncio.run(security.check_unseal(compares_by_an_imported_name))
+    check = asyncio.run(checkpoints.check_unseal(compares_by_an_imported_name))
     assert check.passed, check
     after = (hmac.compare_digest, json.loads, base64.urlsafe_b64decode, base64.b64decode)
     assert after == originals
@@ -285,7 +280,7 @@ def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
 def test_exercise_3_solution_checks_every_claim_in_a_real_server():
     """MRTR-S5a-c: the learner's claim checks, inside a kit server, pay the states in time
     (within the kit's 30 s of clock skew, KIT) and refuse every replay."""
-    check = asyncio.run(security.check_verify_claims(solution("verify_claims", "verify_claims")))
+    check = asyncio.run(checkpoints.check_verify_claims(solution("verify_claims", "verify_claims")))
     assert check.passed, check
     lines = check.message.splitlines()
     assert "  ✔ alice's own state, at once: paid $124.50" in lines
@@ -358,7 +353,7 @@ def claims_raise_value_error(claims, principal, digest, audience, now):
     ],
 )
 def test_exercise_3_wrong_claim_checks_are_not_yet_with_the_case_named(wrong, says):
-    check = asyncio.run(security.check_verify_claims(wrong))
+    check = asyncio.run(checkpoints.check_verify_claims(wrong))
     assert check.status == "not yet" and says in check.message, check
 
 
@@ -370,25 +365,9 @@ def test_exercise_3_a_strict_clock_on_iat_refuses_an_honest_instance_20_s_fast()
         if claims["iat"] > now:
             raise InvalidState("iat")
 
-    check = asyncio.run(security.check_verify_claims(strict_iat))
+    check = asyncio.run(checkpoints.check_verify_claims(strict_iat))
     assert check.status == "not yet", check
     assert "clock is 20 s fast (within the skew): your checks refused it (iat)" in check.message
-
-
-@pytest.mark.parametrize(
-    ("plan", "says"),
-    [
-        (lambda cur, new: [KeyRing([new])], "was rejected by B (unknown key id 'k2')"),
-        (lambda cur, new: [cur.add(new).promote(new.kid)], "was rejected by B"),
-        (lambda cur, new: [cur.add(new), cur.add(new).promote(new.kid)], "still opens k1"),
-        (lambda cur, new: [cur.add(new)], "still seals with k1"),
-        (lambda cur, new: [], "non-empty list"),
-        (lambda cur, new: [cur.retire(new.kid)], "KeyError"),
-    ],
-)
-def test_exercise_3_wrong_plans_are_not_yet(plan, says):
-    check = security.check_rotation_plan(plan)
-    assert check.status == "not yet" and says in check.message, check
 
 
 # --- the lab: each attack works on the weak server and fails on the hardened one -----------------
@@ -396,16 +375,16 @@ def test_exercise_3_wrong_plans_are_not_yet(plan, says):
 
 def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
     async def attack(codec: str) -> tuple[str, int]:
-        lab = security.RefundLab.build(codec)
+        lab = RefundLab.build(codec)
         approval = await lab.approval("alice", "A-1001")
         if codec == "aead":
             with pytest.raises(ValueError, match="encrypted"):
-                attacks.tamper(approval, approved_cents=1)
+                toolkit.tamper(approval, approved_cents=1)
             fields = approval.split(".")  # edit the ciphertext blind instead
             fields[3] = fields[3][:-2] + ("AA" if fields[3][-2:] != "AA" else "BA")
             forged = ".".join(fields)
         else:
-            forged = attacks.tamper(approval, approved_cents=99_999_00)
+            forged = toolkit.tamper(approval, approved_cents=99_999_00)
         answer = await lab.redeem("alice", "A-1001", forged)
         paid = await lab.desk.paid_cents()
         await lab.aclose()
@@ -422,18 +401,18 @@ def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
 
 @pytest.mark.parametrize("attack", ["user", "request", "expiry", "audience"])
 def test_each_replay_works_on_the_weak_server_and_fails_on_the_hardened_one(attack):
-    async def replay(checks: StateChecks | None) -> tuple[security.ServerAnswer, list[str]]:
-        lab = security.RefundLab.build("hmac", checks=checks)
+    async def replay(checks: StateChecks | None) -> tuple[ServerAnswer, list[str]]:
+        lab = RefundLab.build("hmac", checks=checks)
         source = lab
         if attack == "audience":
-            source = security.RefundLab.build("hmac", keys=lab.keys, name="refunds-staging")
+            source = RefundLab.build("hmac", keys=lab.keys, name="refunds-staging")
         approval = await source.approval("alice", "A-1001")
         user, order = {"user": ("mallory", "A-1001"), "request": ("alice", "A-1002")}.get(
             attack, ("alice", "A-1001")
         )
         if attack == "expiry":
             lab.clock.advance(2 * 3600)
-        with security.server_log() as log:
+        with server_log() as log:
             answer = await lab.redeem(user, order, approval)
         await lab.aclose()
         return answer, log
@@ -454,14 +433,14 @@ def test_each_replay_works_on_the_weak_server_and_fails_on_the_hardened_one(atta
 @pytest.mark.parametrize(("ledger", "paid"), [(None, 10), ("memory", 1), ("sqlite", 1)])
 def test_concurrent_double_spend_with_and_without_a_ledger(ledger, paid):
     async def race() -> tuple[str, int]:
-        lab = security.RefundLab.build("hmac", ledger=ledger)
+        lab = RefundLab.build("hmac", ledger=ledger)
         approval = await lab.approval("alice", "A-1001")
         answers = await asyncio.gather(
             *(lab.redeem("alice", "A-1001", approval) for _ in range(10))
         )
         payouts = await lab.desk.payouts()
         await lab.aclose()
-        return security.tally(answers), len(payouts)
+        return views.tally(answers), len(payouts)
 
     tally, payouts = asyncio.run(race())
     assert payouts == paid
@@ -471,9 +450,9 @@ def test_concurrent_double_spend_with_and_without_a_ledger(ledger, paid):
 
 def test_server_log_collects_only_inside_the_block():
     async def scenario() -> tuple[list[str], list[str]]:
-        lab = security.RefundLab.build("hmac")
+        lab = RefundLab.build("hmac")
         await lab.redeem("alice", "A-1001", "hmac1.k1.x.y")  # outside: not collected
-        with security.server_log() as log:
+        with server_log() as log:
             await lab.redeem("alice", "A-1001", "plain1.e30")
         after = list(log)
         await lab.redeem("alice", "A-1001", "nope")
@@ -496,7 +475,7 @@ def notebook():
 MRTR_PAGE = "https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr"
 SEP_2322 = "https://modelcontextprotocol.io/seps/2322-MRTR"
 SPEC_MAP_LINE = (
-    "Rule IDs like `MRTR-S4a` are explained in\n[docs/spec-map.md](../docs/spec-map.md); IDs "
+    "Rule IDs like `MRTR-S4a` are explained in\n[docs/spec-map.md](../../docs/spec-map.md); IDs "
     "tagged (KIT) are this kit's own conventions, not the\nspecification's."
 )
 SOLUTION_SENTENCE = (
@@ -504,9 +483,9 @@ SOLUTION_SENTENCE = (
     "replaced by the solution. Run it once more, then run the checkpoint below."
 )
 EXERCISES = [
-    ("forge_admin", "await security.check_forge_admin(forge_admin)"),
-    ("unseal", "await security.check_unseal(unseal)"),
-    ("verify_claims", "await security.check_verify_claims(verify_claims)"),
+    ("forge_admin", "await check_forge_admin(forge_admin)"),
+    ("unseal", "await check_unseal(unseal)"),
+    ("verify_claims", "await check_verify_claims(verify_claims)"),
 ]
 
 
@@ -544,8 +523,9 @@ def test_notebook_closes_with_key_points_practice_the_cheatsheet_and_the_next_le
     for part in (
         "## Key points",
         "## In practice",
-        "[docs/cheatsheet.md](../docs/cheatsheet.md)",
-        "**Next:** [02b · Rotation and single use](02b-rotation-and-single-use.ipynb)",
+        "[docs/cheatsheet.md](../../docs/cheatsheet.md)",
+        "**Next:** [02b · Rotation and single use]"
+        "(../02b-rotation-and-single-use/02b-rotation-and-single-use.ipynb)",
     ):
         assert part in last, part
     assert last.index("## Key points") < last.index("## In practice") < last.index("cheatsheet")
@@ -569,7 +549,7 @@ def test_notebook_is_stored_with_outputs(notebook):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code)
     silent = [c.source.splitlines()[0] for c in code if not c.outputs]
-    assert silent == ["from lesson02_attacks import ("] + [
+    assert silent == ["from lesson02_attacks import ATTACKS_02, SERVERS_02"] + [
         f"# %load solutions/02_{n}.py" for n, _ in EXERCISES
     ]
 
@@ -625,7 +605,8 @@ def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, c
 
 
 def test_no_cell_holds_logic_the_kit_does_not(notebook):
-    """DESIGN §2: cells call mrtr_kit; the only functions defined in cells are the stubs."""
+    """docs/architecture.md §2: cells call mrtr_kit; the only functions defined in cells are the
+    stubs."""
     for cell in notebook.cells:
         if cell.cell_type == "code":
             defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
@@ -661,12 +642,12 @@ def test_citations_say_what_the_rule_says(notebook):
 
 def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
     async def race() -> tuple[str, int]:
-        lab = security.RefundLab.build("hmac", ledger="memory", one_per_order=True)
+        lab = RefundLab.build("hmac", ledger="memory", one_per_order=True)
         approvals = [await lab.approval("alice", "A-1001") for _ in range(10)]
         answers = await asyncio.gather(*(lab.redeem("alice", "A-1001", a) for a in approvals))
         payouts = await lab.desk.payouts()
         await lab.aclose()
-        return security.tally(answers), len(payouts)
+        return views.tally(answers), len(payouts)
 
     tally, payouts = asyncio.run(race())
     assert payouts == 1
@@ -677,11 +658,11 @@ def test_lab_with_one_refund_per_order_pays_once_for_ten_approvals_at_once():
     ]
 
 
-def shop(shared: bool = True) -> tuple[security.RefundLab, security.RefundLab]:
+def shop(shared: bool = True) -> tuple[RefundLab, RefundLab]:
     """Two instances of the refund server with one key ring, one refund per order on, and
     either one SQLite ledger file (``shared``: B opens A's file) or a file each."""
-    a = security.RefundLab.build("hmac", ledger="sqlite", one_per_order=True, label="A")
-    b = security.RefundLab.build(
+    a = RefundLab.build("hmac", ledger="sqlite", one_per_order=True, label="A")
+    b = RefundLab.build(
         "hmac",
         keys=a.keys,
         ledger=a.ledger_file if shared else "sqlite",
@@ -702,7 +683,7 @@ async def race_on_two_instances(a, b, order="A-1001", n=10):
     seen = [await lab.desk.payouts() for lab in (a, b)]
     for lab in (a, b):
         await lab.aclose()
-    return security.tally(answers), seen
+    return views.tally(answers), seen
 
 
 def test_one_refund_per_order_holds_across_two_instances_sharing_a_ledger_file():
@@ -756,15 +737,15 @@ def test_two_instances_with_a_ledger_file_each_pay_an_order_twice():
 
 def test_lab_ledger_file_is_only_a_sqlite_ledgers_and_must_exist(tmp_path):
     with pytest.raises(TypeError, match="MemoryLedger"):
-        _ = security.RefundLab.build("hmac", ledger="memory").ledger_file
+        _ = RefundLab.build("hmac", ledger="memory").ledger_file
     with pytest.raises(FileNotFoundError):
-        security.RefundLab.build("hmac", ledger=tmp_path / "typo.sqlite3")
+        RefundLab.build("hmac", ledger=tmp_path / "typo.sqlite3")
     assert not (tmp_path / "typo.sqlite3").exists()
 
 
 def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
     async def twice() -> int:
-        lab = security.RefundLab.build("hmac", ledger="memory")
+        lab = RefundLab.build("hmac", ledger="memory")
         for _ in range(2):
             assert (await lab.redeem("alice", "A-1001", await lab.approval("alice", "A-1001"))).ok
         payouts = await lab.desk.payouts()
@@ -774,25 +755,14 @@ def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
     assert asyncio.run(twice()) == 2
 
 
-def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
-    single = asyncio.run(security.lose_the_final_response("single use"))
-    idem = asyncio.run(security.lose_the_final_response("idempotent"))
-    booked = "complete: Booked Luigi's for 4 on 2026-09-01 (reference BK-0001)."
-    assert str(single.first) == str(idem.first) == booked
-    assert str(single.again) == "error -32602 Invalid requestState"
-    assert str(idem.again) == booked
-    assert single.bookings == idem.bookings == 1
-    with pytest.raises(ValueError):
-        asyncio.run(security.lose_the_final_response("both"))
-
-
-# --- the scoreboard and the rotation timeline: real runs, stored as HTML and text -----------------
+# --- the scoreboard: real runs, stored as HTML and text ----------------------------------------
 
 
 def test_scoreboard_cells_are_real_outcomes():
-    """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-d): break a protection and
-    its cells change. Here the HMAC server without claim checks pays every replay."""
-    board = asyncio.run(attacks.scoreboard())
+    """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-c): break a protection and
+    its cells change. Here the HMAC server without claim checks pays every replay. (Lesson 02b's
+    double spends, against the same servers: test_lesson_02b.py.)"""
+    board = asyncio.run(toolkit.scoreboard(toolkit.SERVERS, attacks.ATTACKS_02))
     rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
     assert rows["edit the amount (section 2)"] == {
         "plain": "✘ paid $99,999.00",
@@ -806,51 +776,18 @@ def test_scoreboard_cells_are_real_outcomes():
         "✔ rejected (issued to another principal)"
     )
     assert rows["read the internal note (section 4)"]["aead"] == "✔ ciphertext only"
-    assert rows["the same state twice (02b: 2)"]["aead"] == "✘ paid, then paid $124.50"
-    last = "aead + ledger + one per order"
-    assert rows["the same state twice (02b: 2)"][last] == (
-        "✔ paid, then rejected (already redeemed)"
-    )
-    assert rows["a second approval, same order (02b: 2b)"][last] == (
-        "✔ paid, then not paid: refunded already"
-    )
     assert all(cell[0] in "✔✘" for row in board.rows for cell in row[1:])
 
 
 def test_scoreboard_follows_the_servers_it_is_given():
     """Not a fixed table: a server that binds no claims shows the replays working."""
     servers = {"weak aead": {"codec": "aead", "checks": StateChecks.integrity_only()}}
-    chosen = {k: attacks.ATTACKS[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
-    board = asyncio.run(attacks.scoreboard(servers, chosen))
+    chosen = {k: attacks.ATTACKS_02[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
+    board = asyncio.run(toolkit.scoreboard(servers, chosen))
     assert board.rows == [
         ["two hours later (5c)", "✘ paid $124.50"],
         ["send a 16 KiB state", "✔ rejected (missing or oversized token)"],
     ]
-
-
-def test_rotation_timeline_three_phases_never_reject_and_the_naive_swap_does():
-    k1, k2 = StateKey.generate("k1"), StateKey.generate("k2")
-    added = KeyRing([k1]).add(k2)
-    good = security.rotation_timeline(KeyRing([k1]), [added, added.promote("k2"), KeyRing([k2])])
-    assert [row[0] for row in good.rows] == [
-        "start",
-        "1. add k2 → A",
-        "1. add k2 → B",
-        "2. promote k2 → A",
-        "2. promote k2 → B",
-        "wait 16 min: earlier states expire",
-        "3. retire k1 → A",
-        "3. retire k1 → B",
-    ]
-    assert all(row[-1] == "✔ yes" for row in good.rows)
-    by_step = {row[0]: row for row in good.rows}
-    assert by_step["1. add k2 → A"][1:5] == ["k1 / k1, k2", "k1 / k1", "A and B", "A"]
-    assert by_step["3. retire k1 → B"][1:5] == ["k2 / k2", "k2 / k2", "neither", "A and B"]
-    naive = security.rotation_timeline(KeyRing([k1]), [KeyRing([k2])])
-    assert naive.rows[-2][0] == "1. replace k1 by k2 → A"
-    assert (
-        naive.rows[-2][-1].startswith("✘ ") and "A's k2 state rejected by B" in naive.rows[-2][-1]
-    )
 
 
 def stored(cell, mime):
@@ -861,7 +798,7 @@ def test_notebook_stores_the_scoreboard_and_timeline_as_html_and_text_from_a_fre
     """GitHub shows text/html; the stored tables are what a fresh run gives (nothing random in
     them, nothing typed in)."""
     [board] = [c for c in notebook.cells if c.source == "await scoreboard(SERVERS_02, ATTACKS_02)"]
-    fresh = asyncio.run(attacks.scoreboard(attacks.SERVERS_02, attacks.ATTACKS_02))
+    fresh = asyncio.run(toolkit.scoreboard(attacks.SERVERS_02, attacks.ATTACKS_02))
     assert stored(board, "text/plain") == repr(fresh)
     assert stored(board, "text/html") == fresh._repr_html_()
     assert "02b" not in repr(fresh)  # the double spends are lesson 02b's table
@@ -890,10 +827,17 @@ def test_notebook_has_a_quiz_after_each_main_section_then_the_key_points(noteboo
 
 def test_the_attacks_sit_beside_the_notebook_and_the_course_never_imports_them(notebook):
     """Issue "Library and course", item 2: the lesson's attack code is a file the learner opens
-    from JupyterLab's file browser (notebooks/), and the arrow goes notebook -> course ->
-    library: nothing in mrtr_kit imports it."""
-    assert Path(attacks.__file__).resolve() == (LESSONS / "lesson02_attacks.py").resolve()
-    for path in (ROOT / "mrtr_kit").rglob("*.py"):
+    from JupyterLab's file browser (beside the notebook, in its folder), and the arrow goes
+    notebook -> course -> library: nothing in mrtr_kit, nor in the course package (which holds
+    the attacks' toolkit, shared with lesson 02b), imports a lesson's files."""
+    folder = NOTEBOOK.parent.resolve()
+    assert Path(attacks.__file__).resolve() == folder / "lesson02_attacks.py"
+    assert Path(checkpoints.__file__).resolve() == folder / "lesson02_checkpoints.py"
+    course = ROOT / "course" / "mrtr_course"
+    assert Path(toolkit.__file__).resolve() == course / "refund_lab" / "attacks.py"
+    lesson_modules = {path.stem for path in LESSONS.glob("*/*.py")}
+    assert {"lesson02_attacks", "lesson02_checkpoints", "lesson02b_attacks"} <= lesson_modules
+    for path in [*(ROOT / "mrtr_kit").rglob("*.py"), *course.rglob("*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = [
             name
@@ -906,22 +850,22 @@ def test_the_attacks_sit_beside_the_notebook_and_the_course_never_imports_them(n
                 else []
             )
         ]
-        assert not [n for n in imported if n.split(".")[0] == "lesson02_attacks"], path
+        assert not [n for n in imported if n.split(".")[0] in lesson_modules], path
     setup = flat(notebook.cells[1].source)
     assert "`lesson02_attacks.py`, beside this notebook" in setup
     assert "from lesson02_attacks import" in notebook.cells[2].source
 
 
 def test_as_json_is_the_message_itself():
-    async def one() -> attacks.Attempt:
-        lab = security.RefundLab.build("hmac")
-        attempt = await attacks.redeem(lab, attacks.cut_tag(await lab.approval("alice", "A-1001")))
+    async def one() -> toolkit.Attempt:
+        lab = RefundLab.build("hmac")
+        attempt = await toolkit.redeem(lab, toolkit.cut_tag(await lab.approval("alice", "A-1001")))
         await lab.aclose()
         return attempt
 
     attempt = asyncio.run(one())
-    assert json.loads(attacks.as_json(attempt.request)) == attempt.request
-    assert json.loads(attacks.as_json(attempt.answer.response)) == attempt.answer.response
+    assert json.loads(toolkit.as_json(attempt.request)) == attempt.request
+    assert json.loads(toolkit.as_json(attempt.answer.response)) == attempt.answer.response
     assert attempt.request["params"]["requestState"].endswith(".")  # what was sent: no tag
     assert attempt.outcome == (True, "rejected (bad tag)")
 
@@ -929,7 +873,7 @@ def test_as_json_is_the_message_itself():
 @pytest.mark.parametrize(
     ("first_line", "requests", "refused_by"),
     [
-        ('lab = security.RefundLab.build("hmac")', 1, ["HmacStateCodec.open"]),
+        ('lab = RefundLab.build("hmac")', 1, ["HmacStateCodec.open"]),
         ('    stolen = await server.approval("alice", "A-1001")', 1, ["StateIssuer.verify"]),
     ],
 )
@@ -967,8 +911,8 @@ def test_section_2_shows_the_forged_retry_and_the_paying_answer_on_the_wire(note
     answer = out.split("\nanswer: ", 1)[1].split("\n", 1)[0]
     sent = json.loads(request)["params"]
     assert sent["requestState"].startswith("plain1.")
-    assert attacks.read_payload(sent["requestState"])["data"]["approved_cents"] == 99_999_00
-    assert sent["inputResponses"] == security.YES
+    assert toolkit.read_payload(sent["requestState"])["data"]["approved_cents"] == 99_999_00
+    assert sent["inputResponses"] == YES
     assert answer.startswith('{"jsonrpc": "2.0", "id": ')
     assert "Refunded $99,999.00 to alice" in out.split("\nanswer: ", 1)[1]
 
@@ -978,7 +922,7 @@ def test_section_5a_shows_the_replayed_state_on_the_wire(notebook):
     [cell] = [c for c in notebook.cells if "stolen = await" in c.source]
     out = outputs_of(cell)
     sent = json.loads(out.split("request: ", 1)[1].split("\nanswer: ", 1)[0])["params"]
-    assert attacks.read_payload(sent["requestState"])["sub"] == "alice"
+    assert toolkit.read_payload(sent["requestState"])["sub"] == "alice"
     assert '"message": "Invalid requestState"' in out.split("\nanswer: ", 1)[1]
 
 
@@ -994,7 +938,7 @@ def test_section_5a_shows_the_replayed_state_on_the_wire(notebook):
 def test_show_claims_says_what_is_wrong_in_one_line(token, capsys):
     """A browser report: show_claims on a state whose JSON is broken printed a 60-line
     JSONDecodeError traceback. It prints one line saying what is wrong."""
-    attacks.show_claims(token)
+    toolkit.show_claims(token)
     out = capsys.readouterr().out
     assert out.startswith("cannot read this state: ") and out.count("\n") == 1, out
     assert "Traceback" not in out
@@ -1002,4 +946,4 @@ def test_show_claims_says_what_is_wrong_in_one_line(token, capsys):
 
 def test_show_claims_names_broken_json():
     with pytest.raises(ValueError, match="the payload is not JSON"):
-        attacks.read_payload("plain1.eyJub3QganNvbg")
+        toolkit.read_payload("plain1.eyJub3QganNvbg")

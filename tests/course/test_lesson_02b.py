@@ -1,23 +1,30 @@
 """Lesson 02b (rotation and single use): the atomic-spend exercise's checkpoint names each
 plausible wrong answer and forces the race a check-then-act spend loses, every time; the
 notebook shows that race before the exercise, keeps the lesson conventions, and prints what
-the lab really does about "once" (MRTR-S5d).
-
-The rotation exercise's checkpoint is tested in test_lesson_02.py with the lab it shares.
+the lab really does about "once" (MRTR-S5d). The rotation exercise's checkpoint rolls real key
+rings out to two instances of the refund lab (shared with lesson 02, and tested with it in
+test_lesson_02.py), and the lesson's timeline, double spends and lost response are real runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
+import runpy
 
+import lesson02b_attacks as attacks
+import lesson02b_checkpoints as checkpoints
+import lesson02b_lab
+import lesson02b_spend as spend
 import nbformat
 import pytest
-from lesson_files import LESSONS, run_cell
 
-import lesson02b_spend as spend
-from lesson_files import QUIZZES
 from mrtr_course.quizzes import quiz
+from mrtr_course.refund_lab import attacks as toolkit
+from mrtr_kit.server.keyring import KeyRing, StateKey
+from tests.course.lesson_quizzes import QUIZZES
+from tests.lesson_files import LESSONS, run_cell
 
 NOTEBOOK = LESSONS / "02b-rotation-and-single-use" / "02b-rotation-and-single-use.ipynb"
 SOLUTIONS = NOTEBOOK.parent / "solutions"
@@ -26,8 +33,8 @@ SOLUTION_SENTENCE = (
     "replaced by the solution. Run it once more, then run the checkpoint below."
 )
 EXERCISES = [
-    ("rotation_plan", "security.check_rotation_plan(rotation_plan)"),
-    ("spend_once", "spend.check_spend_once(spend_once)"),
+    ("rotation_plan", "check_rotation_plan(rotation_plan)"),
+    ("spend_once", "check_spend_once(spend_once)"),
 ]
 
 
@@ -50,13 +57,80 @@ def spend_once_solution():
     return namespace["spend_once"]
 
 
+def rotation_plan_solution():
+    return runpy.run_path(str(SOLUTIONS / "02b_rotation_plan.py"))["rotation_plan"]
+
+
+# --- exercise 1: the rotation plan, rolled out to two instances ----------------------------------
+
+
+def test_exercise_3_solution_rotates_without_rejecting_anything():
+    check = checkpoints.check_rotation_plan(rotation_plan_solution())
+    assert check.passed, check
+    assert repr(check).startswith("✔ Passed: 3 steps")
+
+
+def test_the_rotation_stub_is_reported_as_not_done_without_raising():
+    """The notebook's stub cell must run: the checkpoint reports, it does not raise."""
+
+    def stub(*args):
+        raise NotImplementedError("your code here")
+
+    check = checkpoints.check_rotation_plan(stub)
+    assert check.status == "not done" and not check.passed
+    assert repr(check).startswith("… Not done yet:") and "NotImplementedError" in check.message
+
+
+@pytest.mark.parametrize(
+    ("plan", "says"),
+    [
+        (lambda cur, new: [KeyRing([new])], "was rejected by B (unknown key id 'k2')"),
+        (lambda cur, new: [cur.add(new).promote(new.kid)], "was rejected by B"),
+        (lambda cur, new: [cur.add(new), cur.add(new).promote(new.kid)], "still opens k1"),
+        (lambda cur, new: [cur.add(new)], "still seals with k1"),
+        (lambda cur, new: [], "non-empty list"),
+        (lambda cur, new: [cur.retire(new.kid)], "KeyError"),
+    ],
+)
+def test_exercise_3_wrong_plans_are_not_yet(plan, says):
+    check = checkpoints.check_rotation_plan(plan)
+    assert check.status == "not yet" and says in check.message, check
+
+
+def test_rotation_timeline_three_phases_never_reject_and_the_naive_swap_does():
+    k1, k2 = StateKey.generate("k1"), StateKey.generate("k2")
+    added = KeyRing([k1]).add(k2)
+    good = lesson02b_lab.rotation_timeline(
+        KeyRing([k1]), [added, added.promote("k2"), KeyRing([k2])]
+    )
+    assert [row[0] for row in good.rows] == [
+        "start",
+        "1. add k2 → A",
+        "1. add k2 → B",
+        "2. promote k2 → A",
+        "2. promote k2 → B",
+        "wait 16 min: earlier states expire",
+        "3. retire k1 → A",
+        "3. retire k1 → B",
+    ]
+    assert all(row[-1] == "✔ yes" for row in good.rows)
+    by_step = {row[0]: row for row in good.rows}
+    assert by_step["1. add k2 → A"][1:5] == ["k1 / k1, k2", "k1 / k1", "A and B", "A"]
+    assert by_step["3. retire k1 → B"][1:5] == ["k2 / k2", "k2 / k2", "neither", "A and B"]
+    naive = lesson02b_lab.rotation_timeline(KeyRing([k1]), [KeyRing([k2])])
+    assert naive.rows[-2][0] == "1. replace k1 by k2 → A"
+    assert (
+        naive.rows[-2][-1].startswith("✘ ") and "A's k2 state rejected by B" in naive.rows[-2][-1]
+    )
+
+
 # --- exercise 2: the atomic spend (MRTR-S5d) ----------------------------------------------------
 
 
 def test_the_solution_spends_once_across_two_instances_in_every_race():
     """MRTR-S5d: one INSERT that the primary key refuses, and its row count: of two instances
     racing for one token id, exactly one wins, in all 20 forced races."""
-    check = spend.check_spend_once(spend_once_solution())
+    check = checkpoints.check_spend_once(spend_once_solution())
     assert check.passed, check
     assert "20 races of two instances on one file, 20 of them taken statement by statement" in (
         check.message
@@ -132,7 +206,7 @@ def test_each_plausible_wrong_spend_is_not_yet_with_its_diagnosis(wrong, says):
     """MRTR-S5d: a check-then-act spend is caught by a forced race (the trace printed: who read
     what, who inserted, both True), and the other mistakes by name."""
     SPENT_IN_MEMORY.clear()
-    check = spend.check_spend_once(wrong)
+    check = checkpoints.check_spend_once(wrong)
     assert check.status == "not yet", check
     for part in says:
         assert part in check.message, (part, check.message)
@@ -142,7 +216,7 @@ def test_the_stub_is_not_done():
     def stub(db, jti):
         raise NotImplementedError("your code here")
 
-    assert spend.check_spend_once(stub).status == "not done"
+    assert checkpoints.check_spend_once(stub).status == "not done"
 
 
 def test_the_race_is_deterministic_check_then_act_pays_twice_every_time(tmp_path):
@@ -178,7 +252,7 @@ def test_a_spend_that_locks_first_is_atomic_and_the_turns_give_way(tmp_path):
             db.isolation_level = ""
         return found is None
 
-    check = spend.check_spend_once(begin_immediate, rounds=3)
+    check = checkpoints.check_spend_once(begin_immediate, rounds=3)
     assert check.passed, check
 
 
@@ -230,7 +304,8 @@ def test_the_header_says_what_it_needs_from_02_and_how_long(notebook):
     assert text.startswith("# 02b · Rotation and single use")
     for part in (
         "**What you will learn**",
-        "**What you need:** lesson [02](02-securing-request-state.ipynb). From it:",
+        "**What you need:** lesson [02]"
+        "(../02-securing-request-state/02-securing-request-state.ipynb). From it:",
         "`RefundLab`",
         "-32602 Invalid requestState",
         "**How long**: About ",
@@ -246,8 +321,8 @@ def test_the_lesson_ends_with_key_points_and_points_at_03(notebook):
     last = notebook.cells[-1].source
     assert last.startswith("## Key points") and "## In practice" in last
     assert (
-        "**Next:** [03 · Migrating from server requests](03-migrating-from-server-requests.ipynb)"
-        in (last)
+        "**Next:** [03 · Migrating from server requests]"
+        "(../03-migrating-from-server-requests/03-migrating-from-server-requests.ipynb)" in last
     )
 
 
@@ -309,9 +384,9 @@ def test_every_race_starts_on_a_fresh_server_so_its_totals_count_only_itself(not
     races = [c for c in notebook.cells if c.cell_type == "code" and "asyncio.gather" in c.source]
     assert len(races) == 3
     for cell in races:
-        assert cell.source.startswith(
-            ("lab = security.RefundLab.build(", "a = security.RefundLab.build(")
-        ), cell.source
+        assert cell.source.startswith(("lab = RefundLab.build(", "a = RefundLab.build(")), (
+            cell.source
+        )
         out = outputs_of(cell)
         paid = sum(int(n) for n in re.findall(r"^(\d+) × paid$", out, flags=re.M))
         totals = re.findall(r"^(?:\w+'s desk: )?(\d+) payout\(s\)", out, flags=re.M)
@@ -346,7 +421,7 @@ def test_section_2b_shows_one_refund_per_order_on_two_instances_sharing_a_ledger
         i
         for i, c in enumerate(cells)
         if c.cell_type == "code"
-        and c.source.startswith("a = security.RefundLab.build(")
+        and c.source.startswith("a = RefundLab.build(")
         and "asyncio.gather" not in c.source
     ]
     source = cells[i].source
@@ -367,9 +442,41 @@ def test_section_2b_shows_one_refund_per_order_on_two_instances_sharing_a_ledger
 def test_the_lesson_compares_single_use_and_idempotent_on_a_lost_response(notebook):
     """The final retry lands on the other instance (HTTP-26: sent again under a new id): single
     use refuses it; the idempotent booking answers it with the one booking made on A."""
-    [cell] = [c for c in notebook.cells if "lose_the_final_response" in c.source]
+    [cell] = [c for c in notebook.cells if "await lose_the_final_response(" in c.source]
     out = outputs_of(cell)
     assert out.count("bookings made: 1") == 2
     assert "the same request again on B:   error -32602 Invalid requestState" in out
     assert "the same request again on B:   complete: Booked Luigi's" in out
     assert out.count("round 3 on A, lost on the way: complete: Booked Luigi's") == 2
+
+
+def test_lose_the_final_response_single_use_refuses_idempotent_answers_again():
+    single = asyncio.run(lesson02b_lab.lose_the_final_response("single use"))
+    idem = asyncio.run(lesson02b_lab.lose_the_final_response("idempotent"))
+    booked = "complete: Booked Luigi's for 4 on 2026-09-01 (reference BK-0001)."
+    assert str(single.first) == str(idem.first) == booked
+    assert str(single.again) == "error -32602 Invalid requestState"
+    assert str(idem.again) == booked
+    assert single.bookings == idem.bookings == 1
+    with pytest.raises(ValueError):
+        asyncio.run(lesson02b_lab.lose_the_final_response("both"))
+
+
+# --- the double spends: real runs against the lessons' servers ----------------------------------
+
+
+def test_double_spend_scoreboard_cells_are_real_outcomes():
+    """Every cell comes from running the attack (MRTR-S5d, and the key on the order): against
+    lesson 02's servers, an AEAD server with neither pays twice; with a ledger and the key on
+    the order, both double spends are stopped. (Lesson 02's attacks: test_lesson_02.py.)"""
+    board = asyncio.run(toolkit.scoreboard(toolkit.SERVERS, attacks.ATTACKS_02B))
+    rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
+    assert rows["the same state twice (02b: 2)"]["aead"] == "✘ paid, then paid $124.50"
+    last = "aead + ledger + one per order"
+    assert rows["the same state twice (02b: 2)"][last] == (
+        "✔ paid, then rejected (already redeemed)"
+    )
+    assert rows["a second approval, same order (02b: 2b)"][last] == (
+        "✔ paid, then not paid: refunded already"
+    )
+    assert all(cell[0] in "✔✘" for row in board.rows for cell in row[1:])

@@ -14,22 +14,23 @@ import runpy
 from pathlib import Path
 from typing import Any
 
+import lesson03_checkpoints as checkpoints
+import lesson03_lab as lesson
 import pytest
-from lesson_files import LESSONS
 
 from mrtr_course.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
-from mrtr_course.lessons import migration as lesson
 from mrtr_kit.protocol.errors import McpError
+from tests.lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "03-migrating-from-server-requests" / "03-migrating-from-server-requests.ipynb"
 SOLUTIONS = NOTEBOOK.parent / "solutions"
 
 CHECKPOINTS = {
-    "require_forms": (lesson.check_require_forms, "03_require_forms.py"),
-    "pick_seat": (lesson.check_pick_seat, "03_pick_seat.py"),
-    "rent_bike": (lesson.check_rent_bike, "03_rent_bike.py"),
-    "open_ticket": (lesson.check_open_ticket, "03_open_ticket.py"),
+    "require_forms": (checkpoints.check_require_forms, "03_require_forms.py"),
+    "pick_seat": (checkpoints.check_pick_seat, "03_pick_seat.py"),
+    "rent_bike": (checkpoints.check_rent_bike, "03_rent_bike.py"),
+    "open_ticket": (checkpoints.check_open_ticket, "03_open_ticket.py"),
 }
 
 
@@ -97,7 +98,7 @@ def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoi
         assert source(hint).startswith("<details><summary>Hint</summary>")
         assert source(hint).rstrip().endswith(SOLUTION)
         assert checkpoint["cell_type"] == "code"
-        assert source(checkpoint) == f"await lesson.{check.__name__}({name})"
+        assert source(checkpoint) == f"await {check.__name__}({name})"
     intro = next(source(c) for c in all_cells if source(c).startswith("## 5. Exercises"))
     assert SOLUTION in " ".join(intro.split())
 
@@ -154,13 +155,13 @@ def ticket_without_decline_check(ctx: Any, tracker: lesson.Tracker) -> Any:
 @pytest.mark.parametrize(
     ("check", "handler", "complaint"),
     [
-        (lesson.check_pick_seat, wrong_seat, "not ['seat']"),
-        (lesson.check_pick_seat, seat_without_decline, "answer 'decline'"),
-        (lesson.check_pick_seat, lambda ctx: 1 / 0, "raised ZeroDivisionError"),
-        (lesson.check_pick_seat, seat_reading_content_first, "with a declined answer"),
-        (lesson.check_pick_seat, seat_reading_content_first, "raised TypeError"),
-        (lesson.check_rent_bike, bike_reading_content_first, "with a declined answer"),
-        (lesson.check_open_ticket, ticket_without_decline_check, "one high ticket"),
+        (checkpoints.check_pick_seat, wrong_seat, "not ['seat']"),
+        (checkpoints.check_pick_seat, seat_without_decline, "answer 'decline'"),
+        (checkpoints.check_pick_seat, lambda ctx: 1 / 0, "raised ZeroDivisionError"),
+        (checkpoints.check_pick_seat, seat_reading_content_first, "with a declined answer"),
+        (checkpoints.check_pick_seat, seat_reading_content_first, "raised TypeError"),
+        (checkpoints.check_rent_bike, bike_reading_content_first, "with a declined answer"),
+        (checkpoints.check_open_ticket, ticket_without_decline_check, "one high ticket"),
     ],
 )
 def test_checkpoints_say_what_is_wrong(check: Any, handler: Any, complaint: str):
@@ -169,7 +170,7 @@ def test_checkpoints_say_what_is_wrong(check: Any, handler: Any, complaint: str)
     assert complaint in result.message, result
 
 
-# -- the notebook's shape (DESIGN §4) --------------------------------------------------------------
+# -- the notebook's shape (docs/architecture.md §4) ------------------------------------------------
 
 
 def test_the_notebook_opens_with_goals_needs_time_spec_links_and_a_sequence_diagram():
@@ -185,7 +186,7 @@ def test_the_notebook_opens_with_goals_needs_time_spec_links_and_a_sequence_diag
         "**Spec**",
         "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
         "(https://modelcontextprotocol.io/seps/2322-MRTR)",
-        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../docs/spec-map.md)",
+        "Rule IDs like `MRTR-S4a` are explained in [docs/spec-map.md](../../docs/spec-map.md)",
         "```mermaid\nsequenceDiagram",
     )
     at = [first.find(part) for part in parts]
@@ -220,7 +221,7 @@ def test_the_round_one_reply_of_the_port_does_carry_a_request_state():
 def test_the_notebook_closes_with_key_points_caveats_the_cheatsheet_and_a_link():
     last = source(cells()[-1])
     assert last.index("## Key points") < last.index("## In practice") < last.index("**Next**")
-    assert "[docs/cheatsheet.md](../docs/cheatsheet.md)" in last
+    assert "[docs/cheatsheet.md](../../docs/cheatsheet.md)" in last
     target = last.split("**Next**", 1)[1].split(".ipynb)", 1)[0].rsplit("(", 1)[1] + ".ipynb"
     assert (NOTEBOOK.parent / target).exists()
 
@@ -364,7 +365,7 @@ def test_a_day_kept_in_memory_fails_exercise_3_and_is_named(handler: Any):
     """Error 1: such a port passed with "the day rode along in the state" (it did not).
     MIG-2: what earlier rounds gathered travels in requestState, not in one process."""
     DAYS.clear()
-    result = asyncio.run(lesson.check_rent_bike(handler))
+    result = asyncio.run(checkpoints.check_rent_bike(handler))
     assert not result.passed, result
     assert "the day was kept in this process's memory" in result.message
     assert "not in requestState" in result.message
@@ -374,7 +375,7 @@ def test_a_day_kept_in_memory_fails_exercise_3_and_is_named(handler: Any):
 
 def test_a_fresh_instance_restores_the_learners_containers_and_names_the_changed_ones():
     DAYS.clear()
-    instances = lesson.FreshInstances(bike_with_a_module_dict)
+    instances = checkpoints.FreshInstances(bike_with_a_module_dict)
     assert list(instances.snapshot) == ["DAYS"]  # not the lesson's imported forms
     run = instances.new()
     assert run.__globals__["DAYS"] == {} and run.__globals__["DAYS"] is not DAYS
@@ -441,14 +442,14 @@ def gate_first_capabilities(ctx: Any) -> None:
 def test_the_gate_checkpoint_diagnoses_each_wrong_gate(gate: Any, diagnosis: str):
     """CAP-1, CAP-2, CAP-4, ERR-1, MRTR-S7: each plausible wrong gate fails with its reason."""
     SESSION.clear()
-    result = asyncio.run(lesson.check_require_forms(gate))
+    result = asyncio.run(checkpoints.check_require_forms(gate))
     assert not result.passed, result
     assert diagnosis in result.message, result
 
 
 def test_the_gate_solution_passes_and_the_refusal_is_a_400_on_the_wire():
     solved = runpy.run_path(str(SOLUTIONS / "03_require_forms.py"))["require_forms"]
-    result = asyncio.run(lesson.check_require_forms(solved))
+    result = asyncio.run(checkpoints.check_require_forms(solved))
     assert result.passed and "HTTP 400" in result.message, result
     wire = asyncio.run(lesson.without_forms())
     meta = wire.request["params"]["_meta"]
@@ -484,8 +485,9 @@ def test_the_section_quizzes_follow_their_sections():
 
 def test_the_predict_the_output_answer_is_what_the_code_prints():
     """The right option of the predict question is computed, so it cannot drift."""
-    from mrtr_course.quizzes import quiz
     from lesson03_quiz import PREDICT_CAPS
+
+    from mrtr_course.quizzes import quiz
 
     question = next(q for q in quiz("03.3").questions if q.code == PREDICT_CAPS)
     printed = io.StringIO()
@@ -498,7 +500,7 @@ def test_the_spot_the_bug_retry_really_asks_for_the_dates_again():
     """The quiz's buggy retry echoes round 1's state: the room answer is dropped (MRTR-E3)
     and the server asks for the dates again, as the right option's explanation says."""
     from mrtr_course.examples.trip_planner import build_server
-    from mrtr_course.lessons.basics import meta
+    from mrtr_course.messages import meta
 
     server = build_server()
     forms = {"elicitation": {"form": {}}}

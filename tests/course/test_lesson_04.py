@@ -13,14 +13,14 @@ import os
 import re
 from pathlib import Path
 
+import lesson04_gate as capstone
 import nbformat
 import pytest
-from lesson_files import LESSONS
 
 from mrtr_course.fleet import FRONT_URL, RoundRobin
 from mrtr_course.legacy import LegacyServer
-import lesson04_gate as capstone
 from mrtr_kit.protocol.models import ElicitResult
+from tests.lesson_files import LESSONS
 
 NOTEBOOK = LESSONS / "04-port-your-own-server" / "04-port-your-own-server.ipynb"
 SOLUTION_SOURCE = capstone.SOLUTION.read_text()
@@ -280,7 +280,7 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
         "exercise. **Teaching it**: about 11 minutes",  # the model's (test_lesson_sizes.py)
         "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
         "(https://modelcontextprotocol.io/seps/2322-MRTR)",
-        "[docs/spec-map.md](../docs/spec-map.md); IDs tagged (KIT) are this kit's own",
+        "[docs/spec-map.md](../../docs/spec-map.md); IDs tagged (KIT) are this kit's own",
         "```mermaid",
         "sequenceDiagram",
     ):
@@ -289,13 +289,13 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
 
 def test_notebook_closes_with_key_points_practice_and_the_cheatsheet(notebook):
     last = notebook.cells[-1].source
-    parts = ["## Key points", "## In practice", "[docs/cheatsheet.md](../docs/cheatsheet.md)"]
+    parts = ["## Key points", "## In practice", "[docs/cheatsheet.md](../../docs/cheatsheet.md)"]
     assert [last.index(part) for part in parts] == sorted(last.index(part) for part in parts)
 
 
 def test_the_header_and_the_end_lead_on_to_lesson_05(notebook):
     """Lesson 05 (optional) follows the capstone: linked from the contents and the end."""
-    link = "[05 · A real host](05-a-real-host-OPTIONAL.ipynb)"
+    link = "[05 · A real host](../05-a-real-host-OPTIONAL/05-a-real-host-OPTIONAL.ipynb)"
     assert link in notebook.cells[0].source and link in notebook.cells[-1].source
 
 
@@ -350,7 +350,8 @@ def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, m
 
 @pytest.mark.slow
 def test_served_file_answers_like_in_process(tmp_path):
-    """``python -m mrtr_course.lessons.capstone PATH`` serves the file (as the fleet does)."""
+    """``python notebooks/04-port-your-own-server/lesson04_gate.py PATH`` serves the file (as
+    the fleet does)."""
     from mrtr_course.fleet import start_processes
     from mrtr_kit.client import McpClient
 
@@ -402,14 +403,16 @@ def test_official_suite_part_is_skipped_saying_so_without_the_suite(tmp_path):
 
 
 def test_the_predict_the_output_question_is_right_about_the_scaffolds_gate(monkeypatch, capsys):
-    """Quiz 04.2's first question shows a cell; run it as the notebook would (from
-    notebooks/), and its right option is what it prints, so the quiz cannot drift (KIT)."""
-    from lesson_files import run_cell
-
+    """Quiz 04.2's first question shows a cell; run it as the notebook would (from the
+    lesson's folder, where its kernel runs), and its right option is what it prints, so the quiz
+    cannot drift (KIT). The cell gates the unported scaffold, not a path that is not there."""
     from mrtr_course.quizzes import quiz
+    from tests.lesson_files import run_cell
 
     question = quiz("04.2").questions[0]
-    monkeypatch.chdir(capstone.ROOT / "notebooks")
+    monkeypatch.chdir(capstone.HERE)
+    target = re.search(r'capstone\.gate\("([^"]+)"', question.code)[1]
+    assert Path(target).resolve() == capstone.SCAFFOLD, target
     run_cell(question.code, {"capstone": capstone})
     printed = capsys.readouterr().out.strip()
     assert question.options[question.answer].text == printed
@@ -427,14 +430,16 @@ def _terminal_blocks() -> list[str]:
 def test_the_terminal_commands_use_the_kits_venv_and_paths_from_the_repository_root():
     """JupyterLab's terminal opens at the repository's root and its ``python`` is not the
     venv's (issue 19: "from this folder" with ``python`` failed there). Both forms name the
-    venv's Python and a file that exists from the root."""
+    venv's Python, the gate's script and the file it serves, each a file that exists from the
+    root."""
     posix, windows = _terminal_blocks()
     for line in posix.strip().splitlines():
         assert ".venv/bin/python" in line and " python " not in f" {line} "
     assert ".venv\\Scripts\\python" in windows and "$env:MRTR_KIT_STATE_KEY" in windows
     for block, sep in ((posix, "/"), (windows, "\\")):
-        path = re.search(r"capstone (\S+\.py)", block)[1]
-        assert (capstone.ROOT / Path(*path.split(sep))).is_file(), path
+        files = re.search(r"(\S+lesson04_gate\.py) (\S+\.py)", block).groups()
+        for path in files:
+            assert (capstone.ROOT / Path(*path.split(sep))).is_file(), path
 
 
 @pytest.mark.slow
@@ -460,7 +465,9 @@ def test_the_documented_terminal_command_serves_from_the_repository_root(tmp_pat
     try:
         first = process.stdout.readline()
         assert re.fullmatch(
-            r"Serving notebooks/solutions/04_pizzeria\.py at http://127\.0\.0\.1:\d+/mcp\n", first
+            r"Serving notebooks/04-port-your-own-server/solutions/04_pizzeria\.py "
+            r"at http://127\.0\.0\.1:\d+/mcp\n",
+            first,
         ), first + process.stdout.read() if process.poll() is not None else first
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the group this test started, by its id

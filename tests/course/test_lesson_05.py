@@ -9,10 +9,9 @@ import json
 
 import nbformat
 import pytest
-from lesson_files import LESSONS
+from lesson05_lab import NOTEBOOK_CLIENT, check_host_flow, tampered
 
 from mrtr_course.examples import booking
-from lesson05_lab import NOTEBOOK_CLIENT, check_host_flow, tampered
 from mrtr_course.plain.server_trace import (
     EMPTY,
     ServerTrace,
@@ -28,6 +27,7 @@ from mrtr_kit.protocol.constants import (
 )
 from mrtr_kit.server import KeyRing
 from mrtr_kit.server.rounds import ServerRound
+from tests.lesson_files import LESSONS
 
 NOTEBOOK = LESSONS / "05-a-real-host-OPTIONAL" / "05-a-real-host-OPTIONAL.ipynb"
 HOST = "inspector-client"

@@ -11,8 +11,9 @@ import sys
 
 import nbformat
 import pytest
-from lesson_files import LESSONS as LESSON_DIR
-from lesson_files import ROOT
+
+from tests.lesson_files import LESSONS as LESSON_DIR
+from tests.lesson_files import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import reading_time

@@ -1,7 +1,8 @@
 """Every relative link in a lesson's markdown opens a file in JupyterLab (issue 19).
 
 ``python3 tools/kit.py lab`` (and Binder) serve the repository as JupyterLab's root, with the
-file browser on notebooks/; a link JupyterLab resolves to a path outside that root, or to a file
+file browser on notebooks/, each lesson in its folder (notebooks/NN-name/NN-name.ipynb); a link
+JupyterLab resolves to a path outside that root, or to a file
 that is not there, does nothing when clicked. The lessons are discovered, so a link another
 lesson adds is checked too. The real click is ``test_browser_links.py``.
 """
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from lesson_files import LESSONS, ROOT
+
+from tests.lesson_files import LESSONS, ROOT
 
 NOTEBOOKS = sorted(LESSONS.glob("*/*.ipynb"))
 # [text](target), <a href="target">, and reference definitions "[label]: target".
@@ -43,8 +45,8 @@ def broken(notebook: Path, root: Path) -> list[str]:
         if cell.cell_type != "markdown":
             continue
         for target in relative_links(cell.source):
-            # The lab resolves a link against the notebook's folder, notebooks/ of its root.
-            where = (root / "notebooks" / target).resolve()
+            # The lab resolves a link against the notebook's folder, notebooks/NN-name/ of its root.
+            where = (root / "notebooks" / notebook.parent.name / target).resolve()
             inside = where.is_relative_to(root.resolve())
             if target.startswith("/") or not inside or not where.is_file():
                 problems.append(f"cell {i}: {target}")
@@ -63,13 +65,13 @@ def test_every_relative_link_opens_a_file_inside_the_lab_root(notebook):
 def test_the_check_catches_a_link_outside_the_root_and_a_missing_file(tmp_path):
     page = tmp_path / "99-fake.ipynb"
     cells = [
-        nbformat.v4.new_markdown_cell("[up](../../outside.md) · [gone](../docs/nothing.md)"),
+        nbformat.v4.new_markdown_cell("[up](../../../outside.md) · [gone](../docs/nothing.md)"),
         nbformat.v4.new_markdown_cell(
-            "[ok](../docs/cheatsheet.md#top) · [web](https://example.org) · [here](#key-points)"
+            "[ok](../../docs/cheatsheet.md#top) · [web](https://example.org) · [here](#key-points)"
         ),
     ]
     nbformat.write(nbformat.v4.new_notebook(cells=cells), page)
-    assert broken(page, ROOT) == ["cell 0: ../../outside.md", "cell 0: ../docs/nothing.md"]
+    assert broken(page, ROOT) == ["cell 0: ../../../outside.md", "cell 0: ../docs/nothing.md"]
 
 
 def test_the_lessons_link_the_cheat_sheet_and_the_spec_map():
@@ -79,7 +81,7 @@ def test_the_lessons_link_the_cheat_sheet_and_the_spec_map():
         name: {t for c in nb.cells if c.cell_type == "markdown" for t in relative_links(c.source)}
         for name, nb in texts.items()
     }
-    assert "../docs/cheatsheet.md" in links["01-the-basic-flow.ipynb"]
+    assert "../../docs/cheatsheet.md" in links["01-the-basic-flow.ipynb"]
     for name, found in links.items():
         if name[:2].isdigit():
-            assert "../docs/spec-map.md" in found, name
+            assert "../../docs/spec-map.md" in found, name

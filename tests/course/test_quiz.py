@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lesson_files import LESSONS
 
 from mrtr_course.examples import lessons
-from lesson_files import QUIZZES
 from mrtr_course.quizzes import LETTERS, Option, Question, quiz
 from mrtr_course.widgets.flow import start_tool_call, widget_client
 from mrtr_course.widgets.quiz import QuizView, inline_html, quiz_html, show_quiz
 from mrtr_kit.server.http import create_app
+from tests.course.lesson_quizzes import QUIZZES
+from tests.lesson_files import LESSON_GLOB, LESSONS
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_QUESTIONS = [
@@ -41,7 +41,7 @@ def lesson_of(path: Path) -> str:
     return path.name.split("-", 1)[0]
 
 
-NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb"))
+NOTEBOOK_LESSONS = sorted(lesson_of(p) for p in LESSONS.glob(LESSON_GLOB))
 
 
 @pytest.mark.parametrize("key", sorted(QUIZZES))
@@ -60,8 +60,11 @@ def test_lessons_04_and_05_check_each_main_section():
 
 
 def test_an_unknown_quiz_is_a_key_error():
-    with pytest.raises(KeyError, match="no quiz for lesson '09'"):
+    """A lesson with no quiz module beside it, and a quiz key its module does not have."""
+    with pytest.raises(KeyError, match=r"no quizzes for lesson '09': lesson09_quiz\.py is not"):
         quiz("09")
+    with pytest.raises(KeyError, match=r"no quiz for lesson '01\.9'; there are \['01', "):
+        quiz("01.9")
 
 
 def _lesson_client_namespace() -> dict[str, Any]:
@@ -254,7 +257,7 @@ def quiz_calls(path: Path) -> list[str]:
 def test_a_notebook_quiz_cell_shows_the_quiz_of_its_own_lesson():
     """A notebook's quiz cells call show_quiz with keys of its own lesson ("02b" or "02b.1"),
     each once (KIT layout)."""
-    for path in sorted(LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb")):
+    for path in sorted(LESSONS.glob(LESSON_GLOB)):
         calls = quiz_calls(path)
         assert len(calls) == len(set(calls)), path.name
         for key in calls:
@@ -270,12 +273,14 @@ def test_every_lesson_has_quizzes(lesson):
 
 def test_every_quiz_is_shown_by_its_lesson():
     """No quiz is written and then left out of its notebook."""
-    shown = {key for path in LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb") for key in quiz_calls(path)}
+    shown = {key for path in LESSONS.glob(LESSON_GLOB) for key in quiz_calls(path)}
     assert set(QUIZZES) <= shown, set(QUIZZES) - shown
 
 
 @pytest.mark.parametrize(
-    "path", sorted(LESSONS.glob("[0-9][0-9]*-*/[0-9][0-9]*-*.ipynb")), ids=lambda p: p.name.split("-")[0]
+    "path",
+    sorted(LESSONS.glob(LESSON_GLOB)),
+    ids=lambda p: p.name.split("-")[0],
 )
 def test_a_notebook_shows_only_its_own_lessons_quizzes_each_once(path):
     """A notebook's quiz cells show quizzes of its own lesson ("01b.2" in 01b-…), each once and

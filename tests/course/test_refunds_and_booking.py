@@ -19,11 +19,11 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import error, request, result, run
 
 from mrtr_course.examples import booking, refunds
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.ledger import MemoryLedger
+from tests.helpers import error, request, result, run
 
 FORM_CAPS = {"elicitation": {"form": {}}}
 YES = {"confirm": {"action": "accept", "content": {"ok": True}}}

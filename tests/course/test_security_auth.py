@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mrtr_course.examples import refunds
-from mrtr_course.lessons.security import RawCaller, say_yes
+from mrtr_course.refund_lab.lab import RawCaller, say_yes
 from mrtr_kit.client import McpClient
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.auth import ENV_TOKENS, BearerTokens, Unauthenticated

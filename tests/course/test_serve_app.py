@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import discover_over_http, headers, request, start_serve, stop_serve
 
 from mrtr_kit.__main__ import _app_server, build_parser, main
 from mrtr_kit.server import KeyRing
+from tests.helpers import discover_over_http, headers, request, start_serve, stop_serve
 
 APP = """
 from mrtr_kit.server import KeyRing, McpServer

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import T0, call, error, headers, request, result, run, with_bad_tag
 
 from mrtr_course.examples import booking
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.rounds import ServerRound
 from mrtr_kit.server.state import INVALID_STATE_DATA, INVALID_STATE_MESSAGE
+from tests.helpers import T0, call, error, headers, request, result, run, with_bad_tag
 
 FORM = {"elicitation": {"form": {}}}
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,9 @@ import tomllib
 
 import nbformat
 import pytest
-from lesson_files import LESSONS as LESSON_DIR
-from lesson_files import ROOT
+
+from tests.lesson_files import LESSONS as LESSON_DIR
+from tests.lesson_files import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import slides

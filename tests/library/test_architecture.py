@@ -1,4 +1,5 @@
-"""Two rooms (DESIGN §7): the library never imports the course, and no import runs back up.
+"""Two rooms (docs/architecture.md §7): the library never imports the course, and no import runs
+back up.
 
 The contracts are pyproject.toml's ``[tool.importlinter]``; import-linter checks them from the
 import graph of every module, function-level imports included, so a lazy import inside a
@@ -36,16 +37,14 @@ def _lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
 def test_the_contracts_name_both_rooms_and_forbid_the_way_back():
     by_id = {c["id"]: c for c in CONTRACTS["contracts"]}
     apart = by_id["library-apart"]
-    assert set(apart["source_modules"]) == {
-        "mrtr_kit.protocol",
-        "mrtr_kit.server",
-        "mrtr_kit.client",
-        "mrtr_kit.forms",
-    }
+    assert apart["source_modules"] == ["mrtr_kit"]  # all of it, its command line included
     assert "mrtr_course" in apart["forbidden_modules"]
+    tests = by_id["tests-library-apart"]  # the library's tests, helpers included, stand alone
+    assert tests["source_modules"] == ["tests.library"]
+    assert {"mrtr_course", "tests.course"} <= set(tests["forbidden_modules"])
     assert "ipywidgets" in apart["forbidden_modules"]
     assert by_id["no-loops"]["type"] == "acyclic_siblings"
-    assert by_id["course-layers"]["layers"][0] == "widgets | console"
+    assert by_id["course-layers"]["layers"][0] == "__main__ | widgets"
 
 
 @pytest.mark.slow  # import-linter builds the import graph in its own process
@@ -61,21 +60,23 @@ def test_every_contract_is_kept():
     [
         # a library module reaching into the course
         ("mrtr_kit/server/hosts.py", "from mrtr_course import fleet", "never imports"),
-        # a plain lab module reaching up into the widgets (the old lessons -> jupyter arrow)
-        (
-            "course/mrtr_course/lessons/basics.py",
-            "from mrtr_course.widgets import quiz",
-            "widgets",
-        ),
+        # the library's command line reaching into the course (examples come by entry point)
+        ("mrtr_kit/__main__.py", "import mrtr_course.examples", "never imports"),
+        # a plain course module reaching up into the widgets (the old lessons -> jupyter arrow)
+        ("mrtr_course/examples/weather.py", "from mrtr_course.widgets import quiz", "widgets"),
+        # a library test reaching into the course, directly or through a shared test helper
+        ("tests/library/test_http.py", "import mrtr_course.fleet", "never the course"),
+        ("tests/helpers.py", "from tests.course import test_fleet", "never the course"),
         # a ledger backend's package importing back what imports it
         ("mrtr_kit/server/ledger/base.py", "from mrtr_kit.server.ledger import sqlite", "cycles"),
     ],
 )
 def test_a_forbidden_import_breaks_a_contract(tmp_path, importer, line, broken):
     """The contracts can fail: one added import in a copy of the package is reported."""
-    shutil.copytree(
-        ROOT / "mrtr_kit", tmp_path / "mrtr_kit", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "mrtr_kit", tmp_path / "mrtr_kit", ignore=ignore)
+    shutil.copytree(ROOT / "course" / "mrtr_course", tmp_path / "mrtr_course", ignore=ignore)
+    shutil.copytree(ROOT / "tests", tmp_path / "tests", ignore=ignore)
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     target = tmp_path / importer
     target.write_text(target.read_text() + f"\n{line}  # noqa\n")

@@ -8,11 +8,11 @@ test_client_session.py, the server's ``ttlMs``/``cacheScope`` in test_server_pro
 from __future__ import annotations
 
 import pytest
-from helpers import ACCEPT, FORM, asking, irr, reply
 
 from mrtr_kit.client import MrtrCall, RequestFactory, ResultCache, client_capabilities
 from mrtr_kit.client.cache import cache_key, fresh_for_ms, may_cache
 from mrtr_kit.client.results import Complete, NeedsInput
+from tests.helpers import ACCEPT, FORM, asking, irr, reply
 
 
 def factory(**kw) -> RequestFactory:

@@ -1,6 +1,6 @@
 """The conformance entry point (``mrtr_kit.client.conformance_client``) against local stand-ins for
-two of the suite's mocks (CONFORMANCE §7.2, §7.3), so the key client scenarios are checked
-without Node. The real suite is run as described in CONFORMANCE §1.
+two of the suite's mocks (docs/conformance.md §7.2, §7.3), so the key client scenarios are checked
+without Node. The real suite is run as described in docs/conformance.md §1.
 """
 
 from __future__ import annotations

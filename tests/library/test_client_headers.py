@@ -56,7 +56,8 @@ def b64(text: str) -> str:
     ],
 )
 def test_http_9_value_encoding(value, sent):
-    """HTTP-9 / CONFORMANCE §7.4 table: plain safe ASCII verbatim, everything else base64."""
+    """HTTP-9 / docs/conformance.md §7.4 table: plain safe ASCII verbatim, everything else
+    base64."""
     assert encode_header_value(value) == sent
 
 

@@ -15,12 +15,12 @@ import re
 
 import httpx
 import pytest
-from conftest import system_binary
-from flooder import Flood, raise_open_files_limit
-from ledger_services import TESTS, start_server, stop
 
 from mrtr_kit.client import ElicitResult, McpClient
 from mrtr_kit.server.nginx import Nginx, nginx_config
+from tests.conftest import system_binary
+from tests.flooder import Flood, raise_open_files_limit
+from tests.ledger_services import TESTS, start_server, stop
 
 IDLE, SLOW = 300, 1200  # more slowloris heads than the old 1024 worker_connections
 HONEST_FLOWS, CONCURRENCY = 20, 4
@@ -94,8 +94,8 @@ def test_honest_flows_complete_through_nginx_under_a_flood(tmp_path):
         if os.environ.get("CI"):  # CI runs every test: a skip there would hide the flood
             pytest.fail(message)
         pytest.skip(message)
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}  # tests/apps.py: a server on the library alone
-    server = start_server(["--app", "apps:weather"], env, tmp_path / "serve.log", {})
+    env = {**os.environ, "PYTHONPATH": str(TESTS.parent)}  # tests/apps.py: the library alone
+    server = start_server(["--app", "tests.apps:weather"], env, tmp_path / "serve.log", {})
     try:
         with Nginx([server.url], binary=nginx_binary) as nginx:
             texts, flood = asyncio.run(flows_under_flood(nginx))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import error, request, result, run
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -25,6 +24,7 @@ from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.models import ElicitRequestFormParams, RequestMeta
 from mrtr_kit.server import InputRequired, McpServer, RequestContext
 from mrtr_kit.server.context import FormAnswer
+from tests.helpers import error, request, result, run
 
 FORM: dict[str, Any] = {
     "type": "object",

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from helpers import headers, meta
 
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
@@ -26,6 +25,7 @@ from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
 from mrtr_kit.server.ledger import LedgerUnavailable
 from mrtr_kit.server.loopback import LoopbackServer
+from tests.helpers import headers, meta
 
 cancelled = threading.Event()
 
@@ -569,7 +569,7 @@ def test_ver_5_legacy_initialize_learns_the_supported_versions():
 
 def test_ver_5_modern_initialize_is_still_404_from_the_core():
     """HTTP-17 / VER-5: `initialize` sent the 2026-07-28 way (headers, _meta) is the core's
-    404 / -32601, whose data names the supported versions too (CONFORMANCE §3 row 6)."""
+    404 / -32601, whose data names the supported versions too (docs/conformance.md §3 row 6)."""
     resp = post(body("initialize"), headers("initialize"))
     assert resp.status_code == 404
     assert resp.json()["error"]["data"]["supported"] == list(APP_SERVER.supported_versions)

@@ -1,5 +1,6 @@
-"""Decoding a request body at the edge (DESIGN §6, CORE-1): what the HTTP adapter refuses, and
-that a reply or an SSE event that cannot be encoded never becomes a 500 or a cut stream.
+"""Decoding a request body at the edge (docs/architecture.md §6, CORE-1): what the HTTP adapter
+refuses, and that a reply or an SSE event that cannot be encoded never becomes a 500 or a cut
+stream.
 
 Every refusal of the decoder is one JSON-RPC error, -32700 with HTTP 400 and no ``id`` (the
 body never decoded, so its id is unreadable, §2.1). The limits are those of
@@ -16,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import headers, meta
 
 from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.protocol.wire_json import (
@@ -30,6 +30,7 @@ from mrtr_kit.protocol.wire_json import (
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.http import HTTP_STATUS, create_app
 from mrtr_kit.server.loopback import LoopbackServer
+from tests.helpers import headers, meta
 
 
 def build() -> McpServer:
@@ -165,7 +166,7 @@ def test_core_1_body_must_be_utf8(encode):
     ],
 )
 def test_nesting_beyond_the_limit_is_a_parse_error(payload):
-    """KIT (DESIGN §6): nesting deeper than the decoder's limit is -32700, never a
+    """KIT (docs/architecture.md §6): nesting deeper than the decoder's limit is -32700, never a
     RecursionError (which escaped json.loads as a 500 before)."""
     error = assert_parse_error(tools_call("echo", payload))
     assert "deep" in error["message"]
@@ -181,8 +182,8 @@ def test_nesting_beyond_the_limit_is_a_parse_error(payload):
     ],
 )
 def test_the_depth_limit_is_exact_with_many_or_few_brackets(body, ok):
-    """KIT (DESIGN §6): the depth check is exact whether a body has fewer brackets than the
-    limit (no closer look needed) or more (then they are counted, strings skipped)."""
+    """KIT (docs/architecture.md §6): the depth check is exact whether a body has fewer brackets
+    than the limit (no closer look needed) or more (then they are counted, strings skipped)."""
     if ok:
         assert decode_body(body.encode()) is not None
     else:

@@ -1,6 +1,6 @@
-"""Bodies and connections are bounded (DESIGN §6): the size cap is checked before reading, a
-streamed body is read only up to the cap, a body that never arrives times out (408), an idle
-kept-alive connection is closed (uvicorn's documented settings), and, behind the kit's nginx
+"""Bodies and connections are bounded (docs/architecture.md §6): the size cap is checked before
+reading, a streamed body is read only up to the cap, a body that never arrives times out (408), an
+idle kept-alive connection is closed (uvicorn's documented settings), and, behind the kit's nginx
 (the kit alone has neither), a request head has a deadline and a size cap.
 
 The body tests call the ASGI app directly with a ``receive`` that counts what it hands out,
@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 import uvicorn
-from conftest import system_binary
-from helpers import request
 
 from mrtr_kit.protocol.constants import HEADER_METHOD, HEADER_PROTOCOL_VERSION, PROTOCOL_VERSION
 from mrtr_kit.server import McpServer
@@ -38,6 +36,8 @@ from mrtr_kit.server.http import (
     uvicorn_config,
 )
 from mrtr_kit.server.nginx import Nginx, nginx_config
+from tests.conftest import system_binary
+from tests.helpers import request
 
 CHUNK = 64 * 1024
 
@@ -125,8 +125,8 @@ def run_app(app: Any, client: Client, headers: list[tuple[bytes, bytes]]) -> Cli
 
 
 def test_declared_oversized_body_is_413_without_reading_it():
-    """KIT (DESIGN §6): Content-Length over the cap -> 413 and a JSON-RPC error, and not one
-    body chunk is read (before: the whole body was read, then refused)."""
+    """KIT (docs/architecture.md §6): Content-Length over the cap -> 413 and a JSON-RPC error, and
+    not one body chunk is read (before: the whole body was read, then refused)."""
     app = create_app(build())
     client = run_app(app, Client(endless(100_000_000)), [(b"content-length", b"100000000")])
     assert client.status == 413 and client.error()["code"] == -32600
@@ -134,8 +134,8 @@ def test_declared_oversized_body_is_413_without_reading_it():
 
 
 def test_streamed_body_reading_stops_at_the_cap():
-    """KIT (DESIGN §6): a chunked body with no Content-Length is read only up to the cap:
-    100 MB offered, about 1 MB pulled (before: all 1,526 chunks were pulled into memory)."""
+    """KIT (docs/architecture.md §6): a chunked body with no Content-Length is read only up to the
+    cap: 100 MB offered, about 1 MB pulled (before: all 1,526 chunks were pulled into memory)."""
     app = create_app(build())
     client = run_app(app, Client(endless(100_000_000)), [])
     assert client.status == 413 and client.error()["code"] == -32600
@@ -160,8 +160,8 @@ def test_malformed_content_length_is_400(value):
 
 
 def test_body_declared_but_never_sent_times_out_with_408():
-    """KIT (DESIGN §6): a body that does not arrive within the body timeout -> 408 with a
-    JSON-RPC error and Connection: close (before: the request waited forever)."""
+    """KIT (docs/architecture.md §6): a body that does not arrive within the body timeout -> 408
+    with a JSON-RPC error and Connection: close (before: the request waited forever)."""
     app = create_app(build(), body_timeout_s=0.2)
     # Without the body timeout the request would wait for HANG_S and fail; no upper bound on
     # the time taken here (a busy machine may take a while; only the 408 says it timed out).
@@ -171,8 +171,8 @@ def test_body_declared_but_never_sent_times_out_with_408():
 
 
 def test_a_cancelled_body_read_is_cancelled_not_408():
-    """KIT (DESIGN §6): the body timer tells its own cancellation from anyone else's: a request
-    task cancelled from outside (a server shutting down) while it waits for its body stays
+    """KIT (docs/architecture.md §6): the body timer tells its own cancellation from anyone else's:
+    a request task cancelled from outside (a server shutting down) while it waits for its body stays
     cancelled, and is not answered 408 as if the body had timed out."""
     app = create_app(build(), body_timeout_s=10)
     client = Client(None, never_send=True)
@@ -201,8 +201,8 @@ def test_a_normal_body_still_works():
 
 
 def test_uvicorn_config_uses_only_documented_settings():
-    """KIT (DESIGN §6): the kit configures uvicorn by its documented settings alone (no
-    protocol subclass): the httptools parser named as a string, an idle keep-alive connection
+    """KIT (docs/architecture.md §6): the kit configures uvicorn by its documented settings alone
+    (no protocol subclass): the httptools parser named as a string, an idle keep-alive connection
     closed after KEEP_ALIVE_S, 503 past MAX_CONCURRENCY, and h11's head cap should h11 be
     chosen. What these leave open (a request head's time and size) is nginx's job, below."""
     config = uvicorn_config(create_app(build()), log_level="warning")
@@ -298,8 +298,8 @@ def _large_head_request(kib: int, *, host: str = "127.0.0.1") -> bytes:
 
 @pytest.mark.slow
 def test_keep_alive_connection_serves_requests_then_closes_when_idle(serving_port):
-    """KIT (DESIGN §6): a full request gets its answer on a kept-alive connection, and the
-    connection is closed once idle for uvicorn's keep-alive deadline."""
+    """KIT (docs/architecture.md §6): a full request gets its answer on a kept-alive connection, and
+    the connection is closed once idle for uvicorn's keep-alive deadline."""
     closed, received = _closed_within(serving_port, _discover_request())
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
     assert closed
@@ -323,8 +323,8 @@ def _one_response(s: socket.socket) -> bytes:
 
 @pytest.mark.slow
 def test_a_busy_keep_alive_connection_outlives_the_keep_alive_deadline(serving_port):
-    """KIT (DESIGN §6): the keep-alive deadline counts from the last response, not from the
-    connection's start: requests on one connection, each PAUSE_S after the last answer, for
+    """KIT (docs/architecture.md §6): the keep-alive deadline counts from the last response, not
+    from the connection's start: requests on one connection, each PAUSE_S after the last answer, for
     3 x the deadline, are all answered; once idle, the connection is closed."""
     with socket.create_connection(("127.0.0.1", serving_port)) as s:
         s.settimeout(CLOSE_WAIT_S)
@@ -342,15 +342,15 @@ def test_a_busy_keep_alive_connection_outlives_the_keep_alive_deadline(serving_p
 
 @pytest.mark.slow
 def test_a_request_head_within_the_cap_is_served(serving_port):
-    """KIT (DESIGN §6): a 12 KB head with a body after it is answered as usual, by either
-    parser (h11 caps a head at MAX_HEAD_BYTES, 16 KiB)."""
+    """KIT (docs/architecture.md §6): a 12 KB head with a body after it is answered as usual, by
+    either parser (h11 caps a head at MAX_HEAD_BYTES, 16 KiB)."""
     _, received = _closed_within(serving_port, _large_head_request(12))
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
 
 
 @pytest.mark.slow
 def test_under_h11_a_request_head_over_the_cap_is_refused():
-    """KIT (DESIGN §6): with ``http="h11"``, uvicorn's documented
+    """KIT (docs/architecture.md §6): with ``http="h11"``, uvicorn's documented
     ``h11_max_incomplete_event_size`` refuses a head over MAX_HEAD_BYTES with 400 and closes
     the connection, before any app code. (httptools has no such cap: nginx's, below.)"""
     filler = b"X-Filler: " + b"a" * 1000 + b"\r\n"
@@ -375,7 +375,7 @@ def _size(value: str) -> int:
 
 
 def test_the_nginx_config_bounds_a_request_head_in_time_and_size():
-    """KIT (DESIGN §6): the kit's nginx gives a request head at most 10 s, whether the
+    """KIT (docs/architecture.md §6): the kit's nginx gives a request head at most 10 s, whether the
     connection sends nothing or dribbles it (``client_header_timeout``), and caps it at the
     kit's MAX_HEAD_BYTES (``large_client_header_buffers`` n x size; nginx's default is 4 x 8k)
     and a body's pauses, a slow reader's and an idle kept-alive client's time."""
@@ -406,8 +406,8 @@ def nginx_port() -> Iterator[int]:
     ],
 )
 def test_behind_nginx_a_connection_without_a_request_head_is_closed(nginx_port, payload):
-    """KIT (DESIGN §6): a connection that sends nothing, or only part of its request head
-    (slowloris), is closed by nginx after ``client_header_timeout``; the kit alone would keep
+    """KIT (docs/architecture.md §6): a connection that sends nothing, or only part of its request
+    head (slowloris), is closed by nginx after ``client_header_timeout``; the kit alone would keep
     it open (uvicorn has no head deadline)."""
     closed, _ = _closed_within(nginx_port, payload)
     assert closed
@@ -415,8 +415,8 @@ def test_behind_nginx_a_connection_without_a_request_head_is_closed(nginx_port, 
 
 @pytest.mark.slow
 def test_behind_nginx_a_request_head_over_the_cap_is_refused(nginx_port):
-    """KIT (DESIGN §6): a request head over nginx's cap (20 x 1 KiB lines) is refused, 400,
-    and its connection closed, however fast it arrives; the kit alone under httptools would
+    """KIT (docs/architecture.md §6): a request head over nginx's cap (20 x 1 KiB lines) is refused,
+    400, and its connection closed, however fast it arrives; the kit alone under httptools would
     read it whole."""
     closed, received = _closed_within(nginx_port, _large_head_request(20))
     assert closed and received.startswith(b"HTTP/1.1 400"), received[:40]
@@ -424,6 +424,7 @@ def test_behind_nginx_a_request_head_over_the_cap_is_refused(nginx_port):
 
 @pytest.mark.slow
 def test_behind_nginx_a_request_head_within_the_cap_is_served(nginx_port):
-    """KIT (DESIGN §6): the cap is the head's: a 12 KB head is passed on and answered."""
+    """KIT (docs/architecture.md §6): the cap is the head's: a 12 KB head is passed on and
+    answered."""
     _, received = _closed_within(nginx_port, _large_head_request(12))
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received

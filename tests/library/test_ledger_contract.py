@@ -9,10 +9,10 @@ import multiprocessing
 from collections import Counter
 
 import pytest
-from ledger_services import spend_all, start_redis, stop
 
 from mrtr_kit.server.ledger import Ledger, LedgerUnavailable, MemoryLedger, Record, open_ledger
 from mrtr_kit.server.ledger.sqlite import SqliteLedger
+from tests.ledger_services import spend_all, start_redis, stop
 
 NOW = 1_800_000_000.0
 
@@ -179,12 +179,11 @@ def test_an_unreachable_ledger_fails_closed_with_a_retryable_error_kit_err_a(cap
     """KIT-ERR-A: if the ledger cannot be asked, nothing is paid: the spend raises, the core
     answers -31000 "try again later" with the reason, and the guarded step never runs. The
     operator's log says what failed; the client's error does not."""
-    from helpers import error, request, result
-
     from mrtr_kit.server import McpServer
     from mrtr_kit.server.context import elicit_form
     from mrtr_kit.server.keyring import KeyRing
     from mrtr_kit.server.ledger.redis import RedisLedger
+    from tests.helpers import error, request, result
 
     paid = []
     server = McpServer(

@@ -8,7 +8,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import error, request, result
 
 from mrtr_kit.protocol.constants import (
     HEADER_METHOD,
@@ -22,6 +21,7 @@ from mrtr_kit.server import KeyRing, McpServer, Reply
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import HTTP_STATUS, http_status
 from mrtr_kit.server.state import StateBinding, request_digest
+from tests.helpers import error, request, result
 
 KEY = b"p" * 32
 FORM = {"elicitation": {"form": {}}}

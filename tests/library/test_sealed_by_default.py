@@ -17,12 +17,12 @@ import re
 from typing import Any
 
 import pytest
-from helpers import error, request, result, run
 
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.codecs import AeadStateCodec, HmacStateCodec
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.core import RedeemWithoutState
+from tests.helpers import error, request, result, run
 
 FORM = {"elicitation": {"form": {}}}
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

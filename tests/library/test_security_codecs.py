@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from helpers import T0, call, error, request, result, run, stateful
 
 from mrtr_kit.protocol.constants import RESULT_INPUT_REQUIRED
 from mrtr_kit.server import McpServer
@@ -42,6 +41,7 @@ from mrtr_kit.server.keyring import (
     derive_key,
 )
 from mrtr_kit.server.state import StateBinding, StateChecks, StateIssuer, request_digest
+from tests.helpers import T0, call, error, request, result, run, stateful
 
 SECRET_1 = bytes(range(32))
 SECRET_2 = bytes(range(100, 132))

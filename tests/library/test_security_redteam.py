@@ -22,7 +22,6 @@ import logging
 import string
 
 import pytest
-from helpers import error, request, result, with_bad_tag
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +40,7 @@ from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import http_status
 from mrtr_kit.server.keyring import KeyRing, StateKey
 from mrtr_kit.server.state import StateBinding, StateIssuer, invalid_state_error, request_digest
+from tests.helpers import error, request, result, with_bad_tag
 
 K1 = StateKey("k1", bytes(range(32)))
 K2 = StateKey("k2", bytes(range(50, 82)))

@@ -9,7 +9,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import answered, call, error, meta, request, result, run, with_bad_tag
 
 from mrtr_kit.protocol.constants import (
     ELICITATION_CREATE,
@@ -28,6 +27,7 @@ from mrtr_kit.protocol.models import (
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import create_message, elicit_form, elicit_url, list_roots
 from mrtr_kit.server.http import http_status
+from tests.helpers import answered, call, error, meta, request, result, run, with_bad_tag
 
 KEY = b"k" * 32
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

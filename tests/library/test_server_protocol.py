@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import answered, call, error, meta, request, result, run, stateful
 
 from mrtr_kit.protocol.constants import (
     META_CLIENT_CAPABILITIES,
@@ -21,6 +20,7 @@ from mrtr_kit.protocol.models import InputRequiredResult
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import http_status
+from tests.helpers import answered, call, error, meta, request, result, run, stateful
 
 KEY = b"c" * 32
 FORM_CAPS = {"elicitation": {"form": {}}}

@@ -7,10 +7,10 @@ through ``McpServer.handle`` on plain dicts.
 from __future__ import annotations
 
 import pytest
-from helpers import call, result
 
 from mrtr_kit.protocol.models import TextResourceContents
 from mrtr_kit.server import McpServer
+from tests.helpers import call, result
 
 KEY = b"c" * 32
 

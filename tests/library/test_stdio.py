@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import request
 
 from mrtr_kit.protocol.constants import PROTOCOL_VERSION
 from mrtr_kit.server import KeyRing, McpServer, RequestContext
 from mrtr_kit.server.stdio import LineSplitter, LineTooLong, StdioSession, serve_stdio
+from tests.helpers import request
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 1000  # a small line cap for the in-process tests

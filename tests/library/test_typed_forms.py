@@ -14,7 +14,6 @@ from enum import StrEnum
 from typing import Any, Literal
 
 import pytest
-from helpers import request, result, run
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mrtr_kit.protocol.constants import (
@@ -27,6 +26,7 @@ from mrtr_kit.protocol.elicitation import SchemaOutsideSubset, check_requested_s
 from mrtr_kit.protocol.models import ElicitRequestFormParams, RequestMeta
 from mrtr_kit.server import McpServer, RequestContext, form_schema
 from mrtr_kit.server.context import FormAnswer
+from tests.helpers import request, result, run
 
 
 class Seating(StrEnum):

@@ -3,7 +3,7 @@
 The suite is ``@modelcontextprotocol/conformance@0.2.0-alpha.12``, run with
 ``--spec-version 2026-07-28``.
 
-Names and behaviours follow ``CONFORMANCE.md``; the section is cited next to each group.
+Names and behaviours follow ``docs/conformance.md``; the section is cited next to each group.
 Run it with ``python -m mrtr_kit serve --example conformance --port 3001`` and point the suite
 at ``http://127.0.0.1:3001/mcp`` (``tools/run_conformance.py`` does all of that).
 

@@ -1,4 +1,5 @@
-"""A pretend weather service, so the lessons need no network and no API key (DESIGN §4).
+"""A pretend weather service, so the lessons need no network and no API key (docs/architecture.md
+§4).
 
 Everything is derived from a SHA-256 of the city name and the day, so the same question always
 gets the same answer — in a notebook's stored output and in every test run.

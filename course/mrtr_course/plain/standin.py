@@ -2,7 +2,8 @@
 
 It is **not an LLM**: a few lines of string handling that draft a reply so the learner can
 approve or edit it, as a real client would (SAMP-5), with no API key and no network
-(DESIGN §4). It honours ``maxTokens`` the only way a word-counting stand-in can (SAMP-2).
+(docs/architecture.md §4). It honours ``maxTokens`` the only way a word-counting stand-in can
+(SAMP-2).
 """
 
 from __future__ import annotations

@@ -16,14 +16,15 @@ parses and validates; ELIC-14). The two adapters below only convert to and from 
 types. Both libraries run the 2026-07-28 retry loop themselves (MRTR-C1) and call the same
 function for a 2025-11-25 server's ``elicitation/create`` request.
 
-Waiting for a click (DESIGN §3): the wait is an ``await`` on a future the click resolves, always
-with a timeout (``timeout``; when it passes, the form presses its own Cancel, ELIC-6). Run the
-client's call with ``panel.start(coro)``: the call becomes a task on the kernel's loop, the cell
-ends at once, and the learner's click, handled while no cell runs, lets it go on (lesson 03 does
-this; a test sends the click to a real kernel as a comm message). Awaiting the call in the cell
-itself needs a kernel that handles comm messages while an async cell waits: ipykernel 7.4 does;
-on 6.x the click waits for the cell, so the form times out (DESIGN §3). Tests and nbval press
-the buttons from code: ``(await panel.asked()).fill(...).accept()`` runs a real click's handler.
+Waiting for a click (docs/architecture.md §3): the wait is an ``await`` on a future the click
+resolves, always with a timeout (``timeout``; when it passes, the form presses its own Cancel,
+ELIC-6). Run the client's call with ``panel.start(coro)``: the call becomes a task on the kernel's
+loop, the cell ends at once, and the learner's click, handled while no cell runs, lets it go on
+(lesson 03 does this; a test sends the click to a real kernel as a comm message). Awaiting the call
+in the cell itself needs a kernel that handles comm messages while an async cell waits: ipykernel
+7.4 does; on 6.x the click waits for the cell, so the form times out (docs/architecture.md §3).
+Tests and nbval press the buttons from code: ``(await panel.asked()).fill(...).accept()`` runs a
+real click's handler.
 
 A ``requestedSchema`` outside the form subset is shown as "cannot be shown" and refused with a
 protocol error (ELIC-5 (KIT)): ``-32602`` from the SDK callback; FastMCP turns the handler's

@@ -6,7 +6,7 @@ another (MRTR-C1: every request is answered before the retry). The last answer's
 schedules the retry as a task on the kernel's event loop and returns at once; the task sends
 the round and shows what came back in the same widget. Nothing waits for a click, so the flow
 works the same with a person clicking in JupyterLab and with ``button.click()`` in a test or
-an nbval run (DESIGN §3).
+an nbval run (docs/architecture.md §3).
 
 A cell that needs the outcome of a programmatic click awaits ``flow.settled(timeout=...)``:
 it waits for a request already on its way, never for a person, and always has a timeout.
@@ -315,7 +315,7 @@ class CallFlow:
         self._schedule(self._round(dict(self._answers)))
 
     def _schedule(self, coro: Coroutine[Any, Any, None]) -> None:
-        """Run ``coro`` on the kernel's loop without waiting for it (DESIGN §3)."""
+        """Run ``coro`` on the kernel's loop without waiting for it (docs/architecture.md §3)."""
         assert self._loop is not None
         try:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()

@@ -1,7 +1,7 @@
 # Lesson 01b, exercise 1: build the retry of an MRTR round by hand.
 import copy
 
-from mrtr_course.lessons.basics import FORM_CAPS, meta
+from mrtr_course.messages import FORM_CAPS, meta
 
 
 def make_retry(first_request, result, answers, new_id):

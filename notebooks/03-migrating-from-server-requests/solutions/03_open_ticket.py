@@ -1,4 +1,4 @@
-from mrtr_course.lessons.migration import ask_severity
+from lesson03_lab import ask_severity
 
 
 def open_ticket(ctx, tracker):

@@ -1,4 +1,5 @@
-from mrtr_course.lessons.migration import SEAT_FORM, ask_seat, seat_text
+from lesson03_lab import SEAT_FORM, ask_seat, seat_text
+
 from mrtr_kit.protocol.elicitation import validate_content
 
 

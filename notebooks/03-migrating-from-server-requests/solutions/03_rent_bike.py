@@ -1,4 +1,4 @@
-from mrtr_course.lessons.migration import ask_day, ask_hours, bike_text
+from lesson03_lab import ask_day, ask_hours, bike_text
 
 
 def rent_bike(ctx):

@@ -343,3 +343,21 @@ def test_roots_panel_offers_only_safe_roots_and_shares_the_selection():
 )
 def test_safe_root(uri, safe):
     assert safe_root(Root(uri=uri)) is safe
+
+
+@pytest.mark.slow  # a fresh interpreter, so ipywidgets is truly absent
+def test_the_course_outside_its_widgets_imports_without_ipywidgets():
+    # docs/architecture.md §3 and the plain-course contract: only the front ends need ipywidgets.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import mrtr_course.plain.trace_view, mrtr_course.plain.urlinfo\n"
+        "import mrtr_course.plain.standin, mrtr_course.messages, mrtr_course.examples\n"
+        "import mrtr_course.fleet, mrtr_course.legacy, mrtr_course.quizzes, mrtr_course.widgets\n"
+        "try:\n    import mrtr_course.widgets.form_widgets\n"
+        "except ImportError:\n    print('widgets need ipywidgets')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "widgets need ipywidgets"

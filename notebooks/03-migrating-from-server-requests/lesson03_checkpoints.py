@@ -1,540 +1,54 @@
-"""Lesson 03 — migrating from server-initiated requests: labs, views and checkpoints.
+"""Lesson 03 — migrating from server-initiated requests: the checkpoints of its exercises.
 
-The notebook calls these; the tests call the same ones.
+Each checkpoint serves the learner's handler on a real ``McpServer`` in this process, calls it
+as a client would and says whether it is right (and, if not, which case failed):
 
-* showing code: ``show_source`` and ``side_by_side`` (a 2025-11-25 handler beside its port);
-* the push-style tool on a fleet: ``legacy_trip`` (one call, every HTTP exchange and the
-  instance that served it);
-* the MRTR side of the fleet: ``mrtr_trip`` (one call, round by round, with the instance that
-  served each round) and ``run_flows`` (many calls at once, counted);
-* the traps of porting, run in this process: ``run_trap``;
-* the capability gate the learner writes (``guided_walk`` calls it) and its checkpoint;
-* the exercises: the legacy tools to port (``pick_seat_legacy``, ``rent_bike_legacy``,
-  ``open_ticket_legacy``), what they need, and one checkpoint each.
+* ``check_require_forms`` — exercise 1, the capability gate ``guided_walk`` calls;
+* ``check_pick_seat`` — exercise 2, a one-question tool;
+* ``check_rent_bike`` — exercise 3, the first answer carried in ``requestState``; every round
+  runs on a fresh instance (``FreshInstances``), as behind round robin;
+* ``check_open_ticket`` — exercise 4, one side effect per completed call.
+
+What the exercises port (the legacy tools, their forms and texts) is in ``lesson03_lab.py``,
+beside this file.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
-import html
 import inspect
 import json
 import sys
-import textwrap
 import types
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mrtr_course.examples import trip_planner, trip_traps
-from mrtr_course.examples.trip_planner import HotelDesk, traveller
-from mrtr_course.fleet import FRONT_URL, Fleet, Hit, RoundRobin, start_processes
-from mrtr_course.legacy import (
-    LegacyClient,
-    LegacyClientError,
-    LegacyExchange,
-    LegacyToolContext,
-    format_trace,
+from lesson03_lab import (
+    BIKE_SCHEMA,
+    FLIGHT_SCHEMA,
+    FORMS_NEEDED,
+    TICKET_SCHEMA,
+    WALK_SCHEMA,
+    Tracker,
+    ask_seat,
+    bike_text,
+    make_guided_walk,
+    seat_text,
+    walk_text,
 )
+
 from mrtr_course.checkpoints import Checkpoint
-from mrtr_course.plain.trace_view import wire_json
+from mrtr_course.trips import result_line, result_text
+from mrtr_course.users import scripted_user
 from mrtr_kit.client import McpClient, McpClientError, McpRemoteError, TooManyRounds
-from mrtr_kit.protocol.elicitation import validate_content
 from mrtr_kit.protocol.errors import MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
-from mrtr_kit.protocol.models import (
-    ClientCapabilities,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-)
+from mrtr_kit.protocol.models import ClientCapabilities, ElicitRequestFormParams, ElicitResult
 from mrtr_kit.server import KeyRing, McpServer, RequestContext
-from mrtr_kit.server.context import elicit_form
 from mrtr_kit.server.http import create_app
 
-# -- showing code ----------------------------------------------------------------------------------
-
-
-def _source(fn: Callable[..., Any]) -> str:
-    return textwrap.dedent(inspect.getsource(fn)).rstrip()
-
-
-@dataclass(frozen=True)
-class Listing:
-    """Source code for the notebook: plain text, or HTML without syntax colours (stable)."""
-
-    title: str
-    code: str
-
-    def __repr__(self) -> str:
-        return f"# {self.title}\n{self.code}"
-
-    def _repr_html_(self) -> str:
-        return (
-            f"<div><b>{html.escape(self.title)}</b>"
-            f"<pre style='font-size:85%'>{html.escape(self.code)}</pre></div>"
-        )
-
-
-def show_source(fn: Callable[..., Any], title: str | None = None) -> Listing:
-    return Listing(title or fn.__name__, _source(fn))
-
-
-@dataclass(frozen=True)
-class SideBySide:
-    before: Listing
-    after: Listing
-
-    def __repr__(self) -> str:
-        return f"{self.before!r}\n\n{self.after!r}"
-
-    def _repr_html_(self) -> str:
-        cell = "<td style='vertical-align:top;text-align:left'>{}</td>"
-        return (
-            "<table><tr>"
-            + cell.format(self.before._repr_html_())
-            + cell.format(self.after._repr_html_())
-            + "</tr></table>"
-        )
-
-
-def side_by_side(
-    before: Callable[..., Any],
-    after: Callable[..., Any],
-    titles: tuple[str, str] = ("before: 2025-11-25", "after: 2026-07-28 (MRTR)"),
-) -> SideBySide:
-    return SideBySide(show_source(before, titles[0]), show_source(after, titles[1]))
-
-
-# -- the push-style tool on a fleet ----------------------------------------------------------------
-
-
-@dataclass
-class LegacyRun:
-    """One 2025-11-25 call through a balancer: its trace, and its result or its error."""
-
-    trace: list[LegacyExchange]
-    text: str | None
-    error: LegacyClientError | None
-
-    def __repr__(self) -> str:
-        outcome = f"result: {self.text}" if self.error is None else f"failed: {self.error}"
-        return f"{format_trace(self.trace)}\n{outcome}"
-
-
-async def legacy_trip(balancer: RoundRobin, city: str = "Lisbon", answers: Any = None) -> LegacyRun:
-    """``plan_trip`` with the 2025-11-25 client through ``balancer``; errors are kept, not
-    raised, so that the trace can be shown next to them."""
-    client = LegacyClient(
-        FRONT_URL, elicitation=answers or traveller(), transport=balancer.transport()
-    )
-    try:
-        async with client:
-            result = await client.call_tool("plan_trip", {"city": city})
-    except LegacyClientError as exc:
-        return LegacyRun(client.trace, None, exc)
-    return LegacyRun(client.trace, _kinds(result).removeprefix("complete: "), None)
-
-
-def show_logs(fleet: Fleet) -> None:
-    """Print what each instance logged about its tools (its start-up line left out)."""
-    for instance in fleet:
-        for line in instance.log_lines(f"{instance.name}:"):
-            print(line)
-
-
-def crash_first(fleet: Fleet, name: str, answers: Any = None) -> Any:
-    """An answer handler that crashes instance ``name`` (SIGKILL) when the first question
-    arrives, then answers like ``traveller``: the instance dies while the user is thinking."""
-    answer = answers or traveller()
-
-    def crash_then_answer(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
-        if fleet[name].running:
-            fleet[name].crash()
-        return answer(params, ctx)
-
-    return crash_then_answer
-
-
-# -- the MRTR port on a fleet ----------------------------------------------------------------------
-
-
-def _kinds(result: dict[str, Any]) -> str:
-    if result.get("resultType") == "input_required":
-        return "input_required, asks " + ", ".join(result.get("inputRequests") or {})
-    texts = [b.get("text", "") for b in result.get("content", []) if b.get("type") == "text"]
-    return "complete: " + " ".join(texts)
-
-
-@dataclass
-class TripRun:
-    """One MRTR call through a balancer: each round, and the instance that served it."""
-
-    rounds: list[tuple[int, str, str]]  # (round, instance, what the server answered)
-    text: str
-
-    @property
-    def instances(self) -> list[str]:
-        return [instance for _, instance, _ in self.rounds]
-
-    def __repr__(self) -> str:
-        lines = [f"round {n} -> {who:<11} {what}" for n, who, what in self.rounds]
-        return "\n".join(lines)
-
-
-async def mrtr_trip(
-    balancer: RoundRobin, city: str = "Lisbon", answers: Any = None, **call: Any
-) -> TripRun:
-    """``plan_trip`` with the MRTR client through ``balancer``, answering as ``traveller``."""
-    transport = balancer.transport()
-    async with McpClient(FRONT_URL, elicitation=answers or traveller(), transport=transport) as c:
-        result = await c.call_tool("plan_trip", {"city": city, **call})
-        rounds = [
-            (record.round, hit.instance or "?", _kinds((record.response or {}).get("result", {})))
-            for record, hit in zip(c.trace, transport.hits, strict=True)
-        ]
-    return TripRun(rounds, _kinds(result).removeprefix("complete: "))
-
-
-@dataclass
-class FlowReport:
-    """What ``run_flows`` saw: completed and lost calls, and where their rounds went."""
-
-    flows: int
-    completed: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-    per_instance: Counter[str] = field(default_factory=Counter)
-    rounds: int = 0
-    spread: int = 0  # calls whose rounds were served by two or more instances
-
-    @property
-    def lost(self) -> int:
-        return self.flows - self.completed
-
-    def __repr__(self) -> str:
-        instances = ", ".join(f"{name}: {n}" for name, n in sorted(self.per_instance.items()))
-        lines = [
-            f"{self.completed} of {self.flows} calls completed, {self.lost} lost",
-            f"{self.rounds} rounds served ({instances})",
-            "rounds of one call served by different instances: " + ("yes" if self.spread else "no"),
-        ]
-        lines += [f"error: {error} x{n}" for error, n in sorted(self.errors.items())]
-        return "\n".join(lines)
-
-
-def expected_summary(city: str, start: str = "2026-09-01", nights: int = 3) -> str:
-    return trip_planner.Reservation(city, start, nights, "double").summary()
-
-
-async def run_flows(balancer: RoundRobin, flows: int, concurrency: int) -> FlowReport:
-    """``flows`` whole ``plan_trip`` calls (3 rounds, 2 forms each), ``concurrency`` at a time,
-    each its own client behind the same balancer. A call is lost if it raises or ends with
-    anything but its own reservation."""
-    report = FlowReport(flows)
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(n: int) -> None:
-        city, nights = f"City {n % 7}", 1 + n % 5
-        async with gate:
-            transport = balancer.transport()
-            try:
-                async with McpClient(
-                    FRONT_URL, elicitation=traveller(nights=nights), transport=transport
-                ) as client:
-                    result = await client.call_tool("plan_trip", {"city": city})
-            except (McpClientError, OSError) as exc:
-                report.errors[type(exc).__name__] += 1
-                return
-        instances = [hit.instance or "?" for hit in transport.hits]
-        report.rounds += len(instances)
-        report.per_instance.update(instances)
-        report.spread += len(set(instances)) > 1
-        if _kinds(result) == "complete: " + expected_summary(city, nights=nights):
-            report.completed += 1
-        else:
-            report.errors["wrong result"] += 1
-
-    await asyncio.gather(*(one(n) for n in range(flows)))
-    return report
-
-
-def rounds_by_instance(hits: list[Hit]) -> str:
-    counts = Counter(hit.instance or "?" for hit in hits)
-    return ", ".join(f"{name}: {n}" for name, n in sorted(counts.items()))
-
-
-# -- the official SDK ------------------------------------------------------------------------------
-
-
-def start_sdk_servers(styles: tuple[str, ...] = ("v1", "mrtr", "resolve")) -> Fleet:
-    """One process per style of ``mrtr_course.sdk_port`` (needs ``mcp``), named
-    ``sdk-<style>``."""
-    from mrtr_course.sdk_port import serve_command
-
-    return start_processes(
-        {f"sdk-{style}": serve_command(style, f"sdk-{style}") for style in styles}, timeout=120
-    )
-
-
-async def sdk_client_trip(url: str, city: str = "Lisbon") -> str:
-    """``plan_trip`` at ``url`` with the official SDK's client (2026-07-28), answering the
-    forms like ``traveller``; returns the result text."""
-    from mcp import Client
-    from mcp_types import ElicitResult as SdkElicitResult
-
-    answer = traveller()
-
-    async def elicitation(context: Any, params: Any) -> SdkElicitResult:
-        ours = ElicitRequestFormParams(
-            message=params.message, requested_schema=params.requested_schema
-        )
-        return SdkElicitResult.model_validate(answer(ours, None).to_wire())
-
-    async with Client(url, mode="2026-07-28", elicitation_callback=elicitation) as client:
-        result = await client.call_tool("plan_trip", {"city": city})
-    return " ".join(getattr(block, "text", "") for block in result.content)
-
-
-# -- the traps, in this process --------------------------------------------------------------------
-
-
-@dataclass
-class TrapRun:
-    name: str
-    asked: list[list[str]]  # the input-request keys of each round
-    outcome: str
-    desk: HotelDesk
-
-    def __repr__(self) -> str:
-        asked = " | ".join(", ".join(keys) or "-" for keys in self.asked)
-        return (
-            f"{self.name}: {len(self.asked)} rounds\n"
-            f"  asked per round: {asked}\n"
-            f"  outcome: {self.outcome}\n"
-            f"  hotel desk: {self.desk.holds_placed} holds placed, {len(self.desk.holds)} still "
-            f"open, {len(self.desk.reservations)} reservation(s)"
-        )
-
-
-async def run_trap(name: str) -> TrapRun:
-    """Run one of ``trip_traps.TRAPS`` (or ``plan_trip``, the right port) once, in process."""
-    desk = HotelDesk()
-    server = trip_traps.build_server(desk)
-    trip_planner.register(server, desk)
-    async with McpClient.for_app(create_app(server), elicitation=traveller()) as client:
-        try:
-            result = await client.call_tool(name, {"city": "Lisbon"})
-            outcome = _kinds(result)
-        except TooManyRounds as exc:
-            outcome = (
-                f"TooManyRounds: the client gave up after {exc.max_rounds} rounds, "
-                "the kit's round cap: MRTR-C7 (KIT)"
-            )
-        asked = [
-            list(((record.response or {}).get("result") or {}).get("inputRequests") or {})
-            for record in client.trace
-            if record.method == "tools/call"
-        ]
-    return TrapRun(name, asked, outcome, desk)
-
-
-# -- the capability gate (exercise 1) --------------------------------------------------------------
-
-FORMS_NEEDED: dict[str, Any] = {"elicitation": {"form": {}}}  # requiredCapabilities (ERR-1)
-WALK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"town": {"type": "string", "minLength": 1}},
-    "required": ["town"],
-}
-PEOPLE_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"people": {"type": "integer", "title": "People", "minimum": 1, "maximum": 12}},
-    "required": ["people"],
-}
-
-
-def walk_text(town: str, day: str, people: int) -> str:
-    return f"Guided walk in {town} on {day} for {people}."
-
-
-def make_guided_walk(require_forms: Callable[[RequestContext], None]) -> Any:
-    """``guided_walk(town)`` asks the day, then how many people; ``require_forms(ctx)``, the
-    capability gate, runs first on every round, before anything is asked (CAP-2, CAP-4)."""
-
-    def guided_walk(ctx: RequestContext) -> Any:
-        require_forms(ctx)
-        town = ctx.arguments["town"]
-        state = ctx.state or {}
-        if "day" not in state:
-            day = ctx.elicitation("day")
-            if day is None:
-                return ctx.input_required({"day": elicit_form(f"Which day in {town}?", DAY_FORM)})
-            if day.action != "accept":
-                return f"No walk booked in {town}."
-            state = {"day": str((day.content or {})["day"])}
-        people = ctx.elicitation("people")
-        if people is None:
-            ask = elicit_form(f"How many people on {state['day']}?", PEOPLE_FORM)
-            return ctx.input_required({"people": ask}, state)
-        if people.action != "accept":
-            return f"No walk booked in {town}."
-        return walk_text(town, state["day"], int((people.content or {})["people"]))
-
-    return guided_walk
-
-
-@dataclass
-class Wire:
-    """One request and the answer it got, as they went over HTTP."""
-
-    request: dict[str, Any]
-    status: int | None
-    response: dict[str, Any] | None
-
-    def __repr__(self) -> str:
-        return (
-            f"request:\n{wire_json(self.request)}\n\n"
-            f"answer: HTTP {self.status}\n{wire_json(self.response)}"
-        )
-
-
-async def without_forms(arguments: dict[str, Any] | None = None) -> Wire:
-    """``plan_trip`` called by a client that declares no capabilities: the request, then the
-    server's answer (the kit's port of plan_trip gates on this request's capabilities)."""
-    app = create_app(trip_planner.build_server())
-    async with McpClient.for_app(app) as client:  # no answer handlers: clientCapabilities {}
-        with contextlib.suppress(McpRemoteError):  # the error is what this shows
-            await client.call_tool("plan_trip", arguments or {"city": "Lisbon"})
-        record = client.trace[-1]
-    return Wire(record.request, record.http_status, record.response)
-
-
-# -- exercise 2: a one-question tool ---------------------------------------------------------------
-
-SEATS = {"window": "12A", "aisle": "12C"}
-SEAT_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"seat": {"type": "string", "title": "Seat", "enum": ["window", "aisle"]}},
-    "required": ["seat"],
-}
-FLIGHT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"flight": {"type": "string", "minLength": 1}},
-    "required": ["flight"],
-}
-
-
-def seat_question(flight: str) -> str:
-    return f"Window or aisle on {flight}?"
-
-
-def ask_seat(flight: str) -> ElicitRequest:
-    return elicit_form(seat_question(flight), SEAT_FORM)
-
-
-def seat_text(flight: str, seat: str) -> str:
-    return f"Seat {SEATS[seat]} ({seat}) on {flight}."
-
-
-async def pick_seat_legacy(ctx: LegacyToolContext) -> str:
-    flight = ctx.arguments["flight"]
-    answer = await ctx.elicit(seat_question(flight), SEAT_FORM)
-    if answer.action != "accept" or validate_content(SEAT_FORM, answer.content):
-        return f"No seat chosen on {flight}."
-    return seat_text(flight, str((answer.content or {})["seat"]))
-
-
-# -- exercise 3: carry the first answer ------------------------------------------------------------
-
-DAY_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"day": {"type": "string", "title": "Day", "format": "date"}},
-    "required": ["day"],
-}
-HOURS_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"hours": {"type": "integer", "title": "Hours", "minimum": 1, "maximum": 8}},
-    "required": ["hours"],
-}
-BIKE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"shop": {"type": "string", "minLength": 1}},
-    "required": ["shop"],
-}
-
-
-def ask_day(shop: str) -> ElicitRequest:
-    return elicit_form(f"Which day do you want a bike from {shop}?", DAY_FORM)
-
-
-def ask_hours(shop: str, day: str) -> ElicitRequest:
-    return elicit_form(f"How many hours on {day}?", HOURS_FORM)
-
-
-def bike_text(shop: str, day: str, hours: int) -> str:
-    return f"Bike from {shop} booked on {day} for {hours} h."
-
-
-async def rent_bike_legacy(ctx: LegacyToolContext) -> str:
-    shop = ctx.arguments["shop"]
-    day = await ctx.elicit(f"Which day do you want a bike from {shop}?", DAY_FORM)
-    if day.action != "accept":
-        return "No bike booked."
-    when = str((day.content or {})["day"])
-    hours = await ctx.elicit(f"How many hours on {when}?", HOURS_FORM)
-    if hours.action != "accept":
-        return "No bike booked."
-    return bike_text(shop, when, int((hours.content or {})["hours"]))
-
-
-# -- exercise 4: one side effect -------------------------------------------------------------------
-
-SEVERITY_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "severity": {"type": "string", "title": "Severity", "enum": ["low", "high"]},
-    },
-    "required": ["severity"],
-}
-TICKET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"title": {"type": "string", "minLength": 1}},
-    "required": ["title"],
-}
-
-
-@dataclass
-class Tracker:
-    """An issue tracker that counts what it is asked to do."""
-
-    drafts: list[str] = field(default_factory=list)  # drafts opened, ever
-    tickets: list[tuple[str, str]] = field(default_factory=list)  # (title, severity)
-
-    def open_draft(self, title: str) -> int:
-        self.drafts.append(title)
-        return len(self.drafts)
-
-    def file(self, title: str, severity: str) -> str:
-        self.tickets.append((title, severity))
-        return f"T-{len(self.tickets)}"
-
-
-def ask_severity(title: str) -> ElicitRequest:
-    return elicit_form(f"How bad is {title!r}?", SEVERITY_FORM)
-
-
-async def open_ticket_legacy(ctx: LegacyToolContext, tracker: Tracker) -> str:
-    title = ctx.arguments["title"]
-    tracker.open_draft(title)  # before the question: fine when the tool runs once
-    answer = await ctx.elicit(f"How bad is {title!r}?", SEVERITY_FORM)
-    if answer.action != "accept":
-        return "No ticket filed."
-    return f"Filed {tracker.file(title, str((answer.content or {})['severity']))}: {title}."
-
-
-# -- checkpoints -----------------------------------------------------------------------------------
+# -- running the learner's code --------------------------------------------------------------------
 
 
 def _names(code: types.CodeType) -> set[str]:
@@ -663,28 +177,8 @@ def _instance_per_request(name: str, code: _LearnerCode, schema: dict[str, Any])
     return app
 
 
-def scripted_user(**content: Any) -> Callable[[ElicitRequestFormParams, Any], ElicitResult]:
-    """A scripted user for checkpoints: accepts each form with the fields it asks for (from
-    ``content``), declines a form that asks for none of them."""
-
-    def answer(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
-        fields = params.requested_schema.get("properties", {})
-        wanted = {k: v for k, v in content.items() if k in fields}
-        return (
-            ElicitResult(action="accept", content=wanted)
-            if wanted
-            else ElicitResult(action="decline")
-        )
-
-    return answer
-
-
 def _decline(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
     return ElicitResult(action="decline")
-
-
-def _text(result: dict[str, Any]) -> str:
-    return _kinds(result).removeprefix("complete: ")
 
 
 async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpoint:
@@ -702,7 +196,8 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
     if needs is None:
         return Checkpoint(
             "not yet",
-            f"round 1 should return input_required; it returned {_kinds(first.result or {})!r}",
+            "round 1 should return input_required; it returned "
+            f"{result_line(first.result or {})!r}",
         )
     if list(needs.input_requests) != ["seat"]:
         return Checkpoint("not yet", f"round 1 asks {list(needs.input_requests)}, not ['seat']")
@@ -723,7 +218,7 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
         code.case = "decline" if label == "decline" else f"the answer {label!r}"
         async with McpClient.for_app(app, elicitation=handler) as client:
             try:
-                outcomes[label] = _text(await client.call_tool("pick_seat", flight))
+                outcomes[label] = result_text(await client.call_tool("pick_seat", flight))
             except McpClientError as exc:
                 return Checkpoint("not yet", f"with answer {label!r} the call failed: {exc}")
     if problem := code.problem("pick_seat"):
@@ -797,8 +292,8 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
             "gone by round 3: carry it in the state (ctx.input_required(requests, state)).",
         )
     want = bike_text("Velo", "2026-09-02", 3)
-    if _text(result) != want:
-        return Checkpoint("not yet", f"got {_text(result)!r}, want {want!r}")
+    if result_text(result) != want:
+        return Checkpoint("not yet", f"got {result_text(result)!r}, want {want!r}")
     if asked[:2] != [["day"], ["hours"]] or len(asked) != 3:
         return Checkpoint("not yet", f"expected rounds asking day, then hours, then done: {asked}")
     if not _holds(code.states[-1], "2026-09-02"):
@@ -811,7 +306,7 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
         )
     code.case = "decline"
     async with McpClient.for_app(app, elicitation=_decline) as client:
-        declined = _text(await client.call_tool("rent_bike", {"shop": "Velo"}))
+        declined = result_text(await client.call_tool("rent_bike", {"shop": "Velo"}))
     if problem := code.problem("rent_bike"):
         return problem
     if declined != "No bike booked.":
@@ -844,8 +339,8 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
             f"one call opened {len(tracker.drafts)} drafts in {code.runs} runs of the handler: "
             "the code before the question runs on every round. File the ticket after the answer.",
         )
-    if not _text(result).startswith("Filed T-1"):
-        return Checkpoint("not yet", f"got {_text(result)!r}; say which ticket was filed")
+    if not result_text(result).startswith("Filed T-1"):
+        return Checkpoint("not yet", f"got {result_text(result)!r}; say which ticket was filed")
     code.case = "decline"
     async with McpClient.for_app(app, elicitation=_decline) as client:
         await client.call_tool("open_ticket", {"title": "Typo"})
@@ -942,7 +437,7 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
     watch, app = serve()
     async with McpClient.for_app(app, elicitation=walker) as client:
         try:
-            result = _text(await client.call_tool("guided_walk", town))
+            result = result_text(await client.call_tool("guided_walk", town))
         except McpClientError as exc:
             result = f"error: {exc}"
     for n, (_, exc) in enumerate(watch.runs, 1):

@@ -11,13 +11,13 @@ import time
 
 import httpx
 import pytest
-from helpers import request, result, run
 
 from mrtr_course.examples import EXAMPLES, url_login
 from mrtr_course.examples.url_login import SignInPages, UrlLoginExample, sign_in
 from mrtr_course.plain.proxy import page_address
 from mrtr_course.widgets.flow import start_tool_call, widget_client
 from mrtr_kit.server.loopback import LoopbackServer
+from tests.helpers import request, result, run
 
 URL_CAPS = {"elicitation": {"url": {}}}
 BASE = "http://localhost"

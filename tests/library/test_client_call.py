@@ -10,7 +10,6 @@ import json
 from types import MappingProxyType
 
 import pytest
-from helpers import ACCEPT, FORM, asking, irr, reply
 
 from mrtr_kit.client import (
     CallStatus,
@@ -40,6 +39,7 @@ from mrtr_kit.protocol.constants import (
     PROTOCOL_VERSION,
 )
 from mrtr_kit.protocol.models import CreateMessageResult, Implementation, TextContent
+from tests.helpers import ACCEPT, FORM, asking, irr, reply
 
 SAMPLE = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}}
 

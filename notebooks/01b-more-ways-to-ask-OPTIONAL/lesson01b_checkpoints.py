@@ -1,10 +1,12 @@
-"""Lessons 01 and 01b: small helpers the notebooks call, and the checkpoints of 01b's exercises.
+"""Lesson 01b's checkpoints: the graders of its exercises 1 to 3.
 
-* ``meta`` / ``show`` — build a request's ``_meta`` by hand, print wire JSON readably;
-* ``check_retry``, ``check_booking_form``, ``check_colour_tool`` — the checkpoints of 01b's
-  exercises 1 to 3 (01's own exercise, the round loop, is in ``client_loop``). Each returns a
-  ``Checkpoint``: passed, not done (the stub still raises ``NotImplementedError``) or not yet
-  (with the first thing that is wrong).
+* ``check_retry`` — exercise 1, the retry of an MRTR round built by hand;
+* ``check_booking_form`` — exercise 2, a form's ``requestedSchema`` inside the form-mode subset;
+* ``check_colour_tool`` — exercise 3, a tool that asks with a form.
+
+Each returns a ``Checkpoint``: passed, not done (the stub still raises ``NotImplementedError``)
+or not yet (with the first thing that is wrong). 01's own exercise, the round loop, is graded in
+``../01-the-basic-flow/lesson01_checkpoints.py``.
 """
 
 from __future__ import annotations
@@ -12,41 +14,17 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from mrtr_course.examples import booking, weather
 from mrtr_course.checkpoints import Checkpoint
-from mrtr_course.plain.trace_view import result_text, wire_json
+from mrtr_course.examples import booking, weather
+from mrtr_course.messages import FORM_CAPS, meta
+from mrtr_course.plain.trace_view import result_text
 from mrtr_kit.forms import FormSpec, SchemaOutsideSubset
-from mrtr_kit.protocol.constants import (
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_PROTOCOL_VERSION,
-    PROTOCOL_VERSION,
-)
+from mrtr_kit.protocol.constants import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from mrtr_kit.protocol.errors import McpError
 from mrtr_kit.server import KeyRing, McpServer, RequestContext
-
-FORM_CAPS: dict[str, Any] = {"elicitation": {"form": {}}}
-LESSON_CLIENT = {"name": "lesson-01", "version": "1"}
-
-
-def meta(capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The ``_meta`` every 2026-07-28 request carries (CORE-10, CORE-12)."""
-    return {
-        META_PROTOCOL_VERSION: PROTOCOL_VERSION,
-        META_CLIENT_CAPABILITIES: copy.deepcopy(dict(capabilities or {})),
-        META_CLIENT_INFO: dict(LESSON_CLIENT),
-    }
-
-
-def show(message: Any, *, hide_meta: bool = False) -> None:
-    """Print a message as indented JSON, with any ``requestState`` shortened for reading."""
-    print(wire_json(message, hide_meta=hide_meta))
-
-
-# -- checkpoints ---------------------------------------------------------------------------------
 
 
 class _NotYet(Exception):
