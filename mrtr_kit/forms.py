@@ -5,8 +5,8 @@
 value, ``parse_text`` for a typed line) and checks the typed value (``problem``), with the
 rules of ``protocol.elicitation``; ``FormSpec.respond`` and ``FormSpec.accept`` turn a whole
 answer into the ``ElicitResult`` to send, or into one problem per field when it does not fit
-(ELIC-14). The course's notebook widgets (``course.widgets.form_widgets``) and terminal form
-(``course.console``) only render these fields and collect what was typed; every rule lives here
+(ELIC-14). The course's notebook widgets (``mrtr_course.widgets.form_widgets``) and terminal form
+(``mrtr_course.console``) only render these fields and collect what was typed; every rule lives here
 or in ``protocol.elicitation``, so tests check them without a browser, a kernel or a terminal. The
 server reads answers with the same rules: ``RequestContext.form`` (``server.context``).
 

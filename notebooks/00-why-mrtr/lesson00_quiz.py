@@ -1,4 +1,4 @@
-"""Lesson 00's self-check questions (see the package's docstring for the rules)."""
+"""Lesson 00's self-check questions (the rules: mrtr_course/quizzes.py's docstring)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lesson 01's self-check questions (see the package's docstring for the rules).
+"""Lesson 01's self-check questions (the rules: mrtr_course/quizzes.py's docstring).
 
 The "predict the output" question's code runs in tests/course/test_quiz.py, which checks that
 the right option is what it prints, so the two cannot drift apart."""

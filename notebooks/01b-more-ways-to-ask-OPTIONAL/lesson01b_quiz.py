@@ -1,5 +1,5 @@
-"""Lesson 01b's self-check questions, one quiz after each group of sections (see the package's
-docstring for the rules).
+"""Lesson 01b's self-check questions, one quiz after each group of sections (the rules:
+mrtr_course/quizzes.py's docstring).
 
 The "predict the output" question's code runs in tests/course/test_quiz.py, which checks that
 the right option is what it prints, so the two cannot drift apart."""

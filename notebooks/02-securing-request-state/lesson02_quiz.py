@@ -1,6 +1,6 @@
-"""Lesson 02's self-check questions, one quiz after each main section (see the package's
-docstring for the rules). A "predict the output" question's right answer is computed by running
-its code in tests/course/test_quiz.py, so it cannot drift from what Python prints."""
+"""Lesson 02's self-check questions, one quiz after each main section (the rules:
+mrtr_course/quizzes.py's docstring). A "predict the output" question's right answer is computed
+by running its code in tests/course/test_quiz.py, so it cannot drift from what Python prints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Lesson 02b's self-check questions, one quiz after each main section (see the package's
-docstring for the rules). The "predict the output" question's right answer is computed by
+"""Lesson 02b's self-check questions, one quiz after each main section (the rules:
+mrtr_course/quizzes.py's docstring). The "predict the output" question's right answer is computed by
 running its code in tests/course/test_quiz.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson 03's self-check questions (see the package's docstring for the rules).
+"""Lesson 03's self-check questions (the rules: mrtr_course/quizzes.py's docstring).
 
 Two section quizzes: ``03.2`` after sections 1 and 2 (why the push style breaks, the port) and
 ``03.3`` after section 3 (the traps and the capability gate). The predict-the-output question's

@@ -1,5 +1,5 @@
-"""Lesson 04's self-check, after its checklist and before the port (see the package's
-docstring for the rules). The predict-the-output question's right answer is computed by
+"""Lesson 04's self-check, after its checklist and before the port (the rules:
+mrtr_course/quizzes.py's docstring). The predict-the-output question's right answer is computed by
 ``tests/course/test_lesson_04.py``, which runs the code the question shows."""
 
 from __future__ import annotations

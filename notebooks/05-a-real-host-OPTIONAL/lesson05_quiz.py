@@ -1,5 +1,5 @@
 """Lesson 05's self-checks, after section 1 (which hosts speak MRTR) and section 3 (the
-server's view). See the package's docstring for the rules."""
+server's view). The rules: mrtr_course/quizzes.py's docstring."""
 
 from __future__ import annotations
 

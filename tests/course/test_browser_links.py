@@ -18,6 +18,7 @@ import pytest
 
 from tests.browser_support import (
     CHROMIUM_FLAGS,
+    SCREENSHOTS,
     Lab,
     isolated_env,
     playwright_sync_api,
@@ -114,3 +115,32 @@ def test_a_lessons_link_opens_the_page_rendered_in_a_tab(
     opened = page.locator(".jp-MainAreaWidget:visible .jp-RenderedMarkdown h1").first
     expect(opened).to_contain_text(heading)  # JupyterLab adds a "¶" anchor link
     expect(opened).to_be_visible()
+
+
+def test_a_learner_finds_all_of_lesson_02_in_its_folder(repo_lab: Lab, page: Any):
+    """Issue 28's walk: from JupyterLab's file browser (on notebooks/, as `kit.py lab` opens it),
+    lesson 02's folder holds its notebook, its attacks, its checkpoints, its quiz and its
+    solutions, each named after the lesson; its lab is the course's shared refund lab."""
+    expect = playwright_sync_api().expect
+    workspace = "walk-02"
+    page.goto(f"{repo_lab.base}/lab/workspaces/{workspace}/tree/notebooks?token={repo_lab.token}")
+    listing = page.locator(".jp-DirListing-content")
+    folder = listing.locator(".jp-DirListing-item", has_text="02-securing-request-state")
+    folder.dblclick()
+    names = listing.locator(".jp-DirListing-itemName")
+    expect(listing.locator(".jp-DirListing-item", has_text="lesson02_attacks.py")).to_have_count(1)
+    shown = set(names.all_inner_texts())
+    assert {
+        "02-securing-request-state.ipynb",
+        "lesson02_attacks.py",
+        "lesson02_checkpoints.py",
+        "lesson02_quiz.py",
+        "solutions",
+    } <= shown, shown
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "02-folder.png"))
+    listing.locator(".jp-DirListing-item", has_text="solutions").dblclick()
+    expect(listing.locator(".jp-DirListing-item", has_text="02_unseal.py")).to_have_count(1)
+    assert {"02_forge_admin.py", "02_unseal.py", "02_verify_claims.py"} <= set(
+        names.all_inner_texts()
+    )

@@ -149,7 +149,8 @@ def register_content_tools(server: McpServer) -> None:
 
     @server.tool("test_error_handling", description="Fails in business terms (isError: true).")
     def error_handling(ctx: RequestContext) -> CallToolResult:
-        # A tool failure is a *result* the model can read, not a JSON-RPC error (§6.3).
+        # A tool failure is a *result* the model can read, not a JSON-RPC error (docs/conformance.md
+        # §6, its table).
         return CallToolResult(
             content=[TextContent(text="This tool intentionally returns an error for testing")],
             is_error=True,
