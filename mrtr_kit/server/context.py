@@ -41,6 +41,8 @@ from .typed_forms import form_schema, model_problems
 InputRequestModel = ElicitRequest | CreateMessageRequest | ListRootsRequest
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 Redeem = Callable[[], Awaitable[None]]
+Attempt = Callable[[str], Awaitable[int]]
+Once = Callable[[str], Awaitable[bool]]
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")  # what ``FormAnswer.value`` is: a model instance, or the content dict
 
@@ -196,8 +198,13 @@ class RequestContext:
     # retry of a round that kept none.
     state: dict[str, Any] | None
     uri_params: dict[str, str] = field(default_factory=dict)
+    # The call's flow id: minted by the core on the first round, sealed into every state of
+    # the call, so the same in every round and every fork of it (KIT).
+    flow_id: str = ""
     _emit: Emit | None = None
     _redeem: Redeem | None = None
+    _attempt: Attempt | None = None
+    _once: Once | None = None
     _has_state: bool = False  # this round carried a verified requestState (it is a retry)
 
     @property
@@ -337,6 +344,39 @@ class RequestContext:
         if self._redeem is None:
             raise RuntimeError("this context has no ledger")
         await self._redeem()
+
+    # -- once per flow (KIT): entries keyed by ``flow_id`` hold across forks (MIG-3) ----------
+
+    async def attempt(self, step: str) -> int:
+        """Count one attempt at ``step`` in this call's flow, in the ledger, and return its
+        number: 1, 2, 3, ... across every round and every fork of the call.
+
+        Count before evaluating the attempt, then refuse past the limit::
+
+            if await ctx.attempt("otp") > 3:
+                return "Too many tries."
+
+        A limit kept in ``ctx.state`` resets in each fork (a replayed round mints a fresh
+        state, MIG-3); this one does not. Atomic: concurrent forks get different numbers.
+        A ledger that is down raises ``LedgerUnavailable`` (-31000, KIT-ERR-A)."""
+        if self._attempt is None:
+            raise RuntimeError("this context has no ledger")
+        return await self._attempt(step)
+
+    async def once(self, key: str) -> bool:
+        """True the first time ``key`` is claimed in this call's flow, in the ledger; False
+        in every later round or fork of the call. Guard a side effect with it, and do the
+        side effect after it, as the round's last step::
+
+            if not await ctx.once("deploy"):
+                return "Deployed already."
+            deploy()
+
+        Atomic: of concurrent forks exactly one gets True. A ledger that is down raises
+        ``LedgerUnavailable`` (-31000, KIT-ERR-A)."""
+        if self._once is None:
+            raise RuntimeError("this context has no ledger")
+        return await self._once(key)
 
     # -- notifications on this request's own response stream (HTTP-21) ----------------------
 

@@ -396,11 +396,12 @@ def issuer(clock: Clock, **kw) -> StateIssuer:
 
 
 def test_minted_claims_hold_every_binding():
-    """MRTR-S5a-c, SEC-6: principal, issued-at, expiry, request, audience, asked, token id."""
+    """MRTR-S5a-c, SEC-6: principal, issued-at, expiry, request, audience, asked, token id,
+    and the call's flow id (KIT): the one given, or a new one."""
     clock = Clock()
     states = issuer(clock, ttl_s=600)
     digest = request_digest("tools/call", "request_refund", {"order_id": "A-1001"})
-    token = states.mint(StateBinding("alice", digest), ["confirm"], {"n": 1})
+    token = states.mint(StateBinding("alice", digest), ["confirm"], {"n": 1}, "f" * 22)
     claims = states.codec.open(token)
     assert claims == {
         "aud": "refunds",
@@ -410,9 +411,12 @@ def test_minted_claims_hold_every_binding():
         "req": digest,
         "asked": ["confirm"],
         "jti": claims["jti"],
+        "flow": "f" * 22,
         "data": {"n": 1},
     }
     assert len(claims["jti"]) == 16
+    fresh = [states.codec.open(states.mint(StateBinding("alice", digest), [], {})) for _ in "ab"]
+    assert fresh[0]["flow"] != fresh[1]["flow"] and len(fresh[0]["flow"]) == 22
     assert states.spent_until(claims) == 1_800_000_600 + 2 * states.skew_s
 
 
