@@ -534,6 +534,41 @@ def test_sec_4_a_servers_state_ttl_setting_is_honoured():
     assert err["data"] == INVALID_STATE
 
 
+@pytest.mark.parametrize("skew", [0, 5, 120])
+def test_mrtr_s5b_a_servers_clock_skew_setting_bounds_the_lifetime_to_the_second(skew):
+    """MRTR-S5b, SEC-4 (KIT): ``McpServer(clock_skew_s=...)`` replaces the default 30 s. With
+    a 60 s lifetime a state is accepted at exactly 60 + skew seconds and refused one second
+    later, and half a second later too; another instance whose clock runs ``skew`` behind
+    still accepts it, one second more behind does not."""
+    clock = Clock()
+    s = server(clock, state_ttl_s=60, clock_skew_s=skew)
+    state = first_round(s)
+    clock.t = T0 + 60 + skew
+    assert accepted(retry(s, state))
+    for late in (0.5, 1):
+        state = first_round(server(Clock(), state_ttl_s=60, clock_skew_s=skew))  # minted at T0
+        clock.t = T0 + 60 + skew + late
+        assert not accepted(retry(s, state))
+    ahead = first_round(server(Clock(), state_ttl_s=60, clock_skew_s=skew))  # minted at T0
+    clock.t = T0 - skew
+    assert accepted(retry(s, ahead))
+    clock.t = T0 - skew - 1
+    assert not accepted(retry(s, first_round(server(Clock(), clock_skew_s=skew))))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "30", None])
+def test_a_clock_skew_that_is_not_whole_seconds_from_zero_up_is_refused(bad):
+    with pytest.raises(ValueError, match="clock_skew_s"):
+        McpServer("s", state_key=KEY, clock_skew_s=bad)
+
+
+def test_the_default_clock_skew_is_30_s_and_the_ledger_keeps_ids_for_twice_it():
+    """KIT: the documented default; a spent id is kept until no instance would accept it."""
+    assert McpServer("s", state_key=KEY).states.skew_s == 30
+    s = McpServer("s", state_key=KEY, clock_skew_s=7, state_ttl_s=60)
+    assert s.states.spent_until({"exp": 1000}) == 1000 + 14
+
+
 def test_mrtr_s5b_a_state_from_a_clock_up_to_30_s_ahead_is_accepted_not_more():
     """MRTR-S5b (KIT tolerance): the instance that minted the state may run 30 s ahead of the
     one that checks it, no more ("issued in the future").
