@@ -338,8 +338,10 @@ class RequestContext:
         ``core.RedeemWithoutState`` with that advice, logged for the handler's author; the
         client gets -32603 (a server bug, which no client input can reach). A state already
         spent raises the usual invalid-requestState -32602; a ledger that is down raises
-        ``LedgerUnavailable`` (the client gets -31000, KIT-ERR-A). The ledger is
-        ``McpServer.ledger``.
+        ``LedgerUnavailable`` (the client gets -31000, KIT-ERR-A); so does a later ledger
+        write of this round, and then the core undoes the spend, so the same retry is still
+        good. The ledger is ``McpServer.ledger``. It spends one state: for a limit or a side
+        effect across every fork of the call, see ``attempt`` and ``once``.
         """
         if self._redeem is None:
             raise RuntimeError("this context has no ledger")

@@ -419,3 +419,37 @@ def test_kit_err_a_an_undo_that_fails_too_is_logged_and_the_retry_is_refused(cap
     ledger.down = set()
     assert pay(server, state)["error"]["data"] == INVALID_STATE
     assert text_of(pay(server, state_of(pay(server)))) == "Paid." and len(paid) == 1
+
+
+# -- the documented pattern ------------------------------------------------------------------------
+
+
+def test_the_documented_one_time_code_keeps_3_tries_and_one_deploy_per_flow():
+    """KIT: docs/flows.md's example, run as written (a memory ledger and a generated key in
+    place of the fleet's): forks get 3 tries in all, and the right code deploys once."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "flows.md").read_text()
+    source = page.split("```python\n", 1)[1].split("```", 1)[0]
+    source = source.replace("KeyRing.from_env(), ledger=...", "KeyRing.generate(), ledger=LEDGER")
+    deployed: list[str] = []
+    namespace: dict[str, Any] = {
+        "LEDGER": MemoryLedger(),
+        "send_code": lambda principal, flow: None,
+        "code_is_right": lambda principal, flow, code: code == CODE,
+        "do_deploy": lambda: deployed.append("x") or "Deployed.",
+    }
+    exec(compile(source, "docs/flows.md", "exec"), namespace)
+    server = namespace["server"]
+    forks = [
+        state_of(send(server, s, confirm={"confirm": True})) for s in [state_of(send(server))] * 4
+    ]
+    texts = []
+    for state in forks:
+        texts.append(send(server, state, otp={"code": WRONG}))
+    assert [b["result"]["resultType"] for b in texts] == ["input_required"] * 3 + ["complete"]
+    assert text_of(texts[3]) == "Too many tries: start again."
+    first, second = otp_forks(server, 2)
+    assert text_of(send(server, first, otp={"code": CODE})) == "Deployed."
+    assert text_of(send(server, second, otp={"code": CODE})) == "Deployed already."
+    assert deployed == ["x"]
