@@ -283,7 +283,7 @@ class McpServer:
         state_codec: StateCodec | str = DEFAULT_CODEC,
         state_checks: StateChecks | None = None,
         state_ttl_s: int | None = None,
-        clock_skew_s: int = CLOCK_SKEW_S,
+        clock_skew_s: int | None = None,
         ledger: Ledger | None = None,
         now: Callable[[], float] | None = None,
         token_ids: Callable[[], str] = new_token_id,
@@ -302,7 +302,7 @@ class McpServer:
         * ``state_ttl_s``: a requestState's lifetime; ``None`` keeps ``state.DEFAULT_TTL_S``,
           15 minutes (SEC-4, KIT). A user who answers a form later gets -32602;
         * ``clock_skew_s``: how far apart the clocks of the instances that share the keys may
-          be (``state.CLOCK_SKEW_S``, 30 s, by default; KIT). A state is accepted until
+          be; ``None`` keeps ``state.CLOCK_SKEW_S``, 30 s (KIT). A state is accepted until
           ``state_ttl_s + clock_skew_s`` after it was issued and refused after, to the second;
           0 for one instance, or a fleet whose clocks agree;
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
@@ -314,10 +314,9 @@ class McpServer:
           it may be set or cleared later.
         """
         _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
-        if isinstance(clock_skew_s, bool) or not isinstance(clock_skew_s, int) or clock_skew_s < 0:
-            raise ValueError(
-                f"clock_skew_s must be a whole number of seconds >= 0, not {clock_skew_s!r}"
-            )
+        skew_s = CLOCK_SKEW_S if clock_skew_s is None else clock_skew_s
+        if isinstance(skew_s, bool) or not isinstance(skew_s, int) or skew_s < 0:
+            raise ValueError(f"clock_skew_s must be a whole number of seconds >= 0, not {skew_s!r}")
         self.info = Implementation(name=name, version=version)
         self._info_wire = self.info.to_wire()  # serverInfo on every result (CORE-16)
         self.instructions = instructions
@@ -327,7 +326,7 @@ class McpServer:
         self.states = StateIssuer(
             _codec(state_codec, state_keys, state_key),
             audience=name,  # a state from another server is rejected even under a shared key
-            skew_s=clock_skew_s,
+            skew_s=skew_s,
             checks=state_checks,
             now=clock,
             token_ids=token_ids,

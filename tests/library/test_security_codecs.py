@@ -556,7 +556,7 @@ def test_mrtr_s5b_a_servers_clock_skew_setting_bounds_the_lifetime_to_the_second
     assert not accepted(retry(s, first_round(server(Clock(), clock_skew_s=skew))))
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "30", None])
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "30"])
 def test_a_clock_skew_that_is_not_whole_seconds_from_zero_up_is_refused(bad):
     with pytest.raises(ValueError, match="clock_skew_s"):
         McpServer("s", state_key=KEY, clock_skew_s=bad)
