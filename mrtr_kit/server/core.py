@@ -179,7 +179,7 @@ class _RoundWrites:
     writes nothing (``Ledger``), but the round's earlier writes did happen: a spent state would
     refuse the retry, a counted attempt would count twice. So when ``LedgerUnavailable``
     leaves the handler, ``undo`` takes them back, newest first. The handler's side effect
-    comes after its last ledger write (``ctx.once``), so a round that fails on a write has
+    comes after its last ledger call (``ctx.once``), so a round that fails in the ledger has
     done none. An undo that fails too is logged: then that retry is refused, as before.
     """
 
