@@ -186,7 +186,11 @@ class FormAnswer(Generic[T]):
 
 @dataclass
 class RequestContext:
-    """One round of one request, as its handler sees it."""
+    """One round of one request, as its handler sees it.
+
+    ``flow_id`` names the call this round belongs to: the same in every round, and in every
+    fork a replayed round makes of it (KIT). ``attempt`` and ``once`` keep their ledger
+    entries under it."""
 
     method: str
     target: str  # tool or prompt name, or resource URI

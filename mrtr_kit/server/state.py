@@ -50,7 +50,7 @@ from .codecs import InvalidState, StateCodec, b64url, canonical_json
 DEFAULT_TTL_S = 15 * 60  # SEC-4 (KIT): humans answer forms slowly
 CLOCK_SKEW_S = 30  # default tolerated difference between instances' clocks (KIT)
 _JTI = re.compile(r"[A-Za-z0-9_-]{16}")  # matched whole (fullmatch)
-_FLOW = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 random bytes: unguessable, so unforgeable keys
+_FLOW = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 random bytes (new_flow_id), matched whole
 
 INVALID_STATE_MESSAGE = "Invalid requestState"
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
@@ -93,8 +93,8 @@ def new_token_id() -> str:
 
 
 def new_flow_id() -> str:
-    """A fresh flow id: 16 random bytes, 22 base64url characters. Unguessable, so one user
-    cannot aim at another flow's ledger entries even where states are readable (``hmac``)."""
+    """A fresh flow id: 16 random bytes, 22 base64url characters, so no one can guess another
+    call's. Not a secret: under the ``hmac`` codec the client reads it in its state."""
     return secrets.token_urlsafe(16)
 
 
