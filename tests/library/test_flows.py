@@ -105,7 +105,7 @@ def send(server: McpServer, state: str | None = None, **answers: Any) -> dict[st
         params["inputResponses"] = {
             key: {"action": "accept", "content": content} for key, content in answers.items()
         }
-    reply = asyncio.run(server.handle(request("tools/call", params, capabilities=CAPS)))
+    reply = LOOP.run(server.handle(request("tools/call", params, capabilities=CAPS)))
     assert reply.body is not None
     return reply.body
 
@@ -137,11 +137,47 @@ def guess_wrong_in_every_fork(server: McpServer, forks: int, guesses: int = 5) -
             state = state_of(body)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def ledger(request, tmp_path):
+class _Loop:
+    """One event loop for a whole test: a Redis connection belongs to the loop that made it."""
+
+    runner: asyncio.Runner | None = None
+
+    def run(self, coroutine: Any) -> Any:
+        assert self.runner is not None
+        return self.runner.run(coroutine)
+
+
+LOOP = _Loop()
+
+
+@pytest.fixture(autouse=True)
+def one_loop():
+    with asyncio.Runner() as runner:
+        LOOP.runner = runner
+        yield
+        LOOP.runner = None
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("redis", marks=pytest.mark.slow)])
+def ledger(request, tmp_path, one_loop):
+    """The deploy's ledger, of each kind; the Redis one on a real ``redis-server``."""
     if request.param == "memory":
-        return MemoryLedger()
-    return SqliteLedger(tmp_path / "ledger.sqlite3")
+        yield MemoryLedger()
+        return
+    if request.param == "sqlite":
+        yield SqliteLedger(tmp_path / "ledger.sqlite3")
+        return
+    from ledger_services import start_redis, stop
+
+    from mrtr_kit.server.ledger.redis import RedisLedger
+
+    store = start_redis(tmp_path)
+    redis_ledger = RedisLedger.from_url(store.url)
+    try:
+        yield redis_ledger
+    finally:
+        LOOP.run(redis_ledger.aclose())
+        stop(store.proc)
 
 
 # -- the flow id ----------------------------------------------------------------------------------
@@ -172,7 +208,7 @@ def test_a_one_round_call_gets_a_fresh_flow_id_every_time():
         return ctx.flow_id
 
     for _ in range(2):
-        asyncio.run(server.handle(request("tools/call", {"name": "whoami"})))
+        LOOP.run(server.handle(request("tools/call", {"name": "whoami"})))
     assert len(set(seen)) == 2 and all(len(f) == 22 for f in seen)
 
 
@@ -223,10 +259,10 @@ def test_a_one_time_code_is_evaluated_at_most_3_times_per_flow_across_forks(ledg
     assert tally.evaluated[flow] == MAX_TRIES and tally.deployed[flow] == 0
 
 
-def test_concurrent_forks_evaluate_at_most_3_codes():
+def test_concurrent_forks_evaluate_at_most_3_codes(ledger):
     """KIT: ten forks send a wrong code at the same moment: the ledger's count is atomic, so
     exactly 3 are evaluated."""
-    server, tally = deploy_server(MemoryLedger())
+    server, tally = deploy_server(ledger)
     forks = otp_forks(server, 10)
     message = {"name": "deploy", "inputResponses": {}}
 
@@ -238,7 +274,7 @@ def test_concurrent_forks_evaluate_at_most_3_codes():
             sends.append(server.handle(request("tools/call", params, capabilities=CAPS)))
         await asyncio.gather(*sends)
 
-    asyncio.run(all_at_once())
+    LOOP.run(all_at_once())
     assert list(tally.evaluated.values()) == [MAX_TRIES]
 
 
@@ -264,8 +300,9 @@ def test_two_forks_reaching_the_final_step_deploy_once(ledger):
     assert list(tally.deployed.values()) == [1]
 
 
-def test_concurrent_forks_with_the_right_code_deploy_once():
-    server, tally = deploy_server(MemoryLedger())
+def test_concurrent_forks_with_the_right_code_deploy_once(ledger):
+    """KIT: three forks send the right code at the same moment: one deploys."""
+    server, tally = deploy_server(ledger)
     forks = otp_forks(server, 3)  # 3 forks: each is one code, so all within the limit
 
     async def all_at_once() -> list[Any]:
@@ -283,7 +320,7 @@ def test_concurrent_forks_with_the_right_code_deploy_once():
             )
         )
 
-    texts = sorted(text_of(reply.body) for reply in asyncio.run(all_at_once()))
+    texts = sorted(text_of(reply.body) for reply in LOOP.run(all_at_once()))
     assert texts == ["Deployed already.", "Deployed already.", "Deployed."]
     assert list(tally.deployed.values()) == [1]
 
@@ -358,7 +395,7 @@ def pay(server: McpServer, state: str | None = None) -> dict[str, Any]:
             "requestState": state,
             "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": True}}},
         }
-    reply = asyncio.run(server.handle(request("tools/call", params, capabilities=CAPS)))
+    reply = LOOP.run(server.handle(request("tools/call", params, capabilities=CAPS)))
     assert reply.body is not None
     return reply.body
 
@@ -385,7 +422,7 @@ def test_kit_err_a_mrtr_s5d_a_retry_after_a_later_write_failed_pays_once(failing
     replay = pay(server, state)
     assert replay["error"]["code"] == -32602 and replay["error"]["data"] == INVALID_STATE
     (flow,) = set(paid)
-    counted = asyncio.run(ledger.flow_count(flow, "pay", 0))
+    counted = LOOP.run(ledger.flow_count(flow, "pay", 0))
     assert (paid, counted) == ([flow], 1)
 
 
