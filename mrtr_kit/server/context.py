@@ -41,6 +41,8 @@ from .typed_forms import form_schema, model_problems
 InputRequestModel = ElicitRequest | CreateMessageRequest | ListRootsRequest
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 Redeem = Callable[[], Awaitable[None]]
+Attempt = Callable[[str], Awaitable[int]]
+Once = Callable[[str], Awaitable[bool]]
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")  # what ``FormAnswer.value`` is: a model instance, or the content dict
 
@@ -184,7 +186,11 @@ class FormAnswer(Generic[T]):
 
 @dataclass
 class RequestContext:
-    """One round of one request, as its handler sees it."""
+    """One round of one request, as its handler sees it.
+
+    ``flow_id`` names the call this round belongs to: the same in every round, and in every
+    fork a replayed round makes of it (KIT). ``attempt`` and ``once`` keep their ledger
+    entries under it."""
 
     method: str
     target: str  # tool or prompt name, or resource URI
@@ -196,8 +202,13 @@ class RequestContext:
     # retry of a round that kept none.
     state: dict[str, Any] | None
     uri_params: dict[str, str] = field(default_factory=dict)
+    # The call's flow id: minted by the core on the first round, sealed into every state of
+    # the call, so the same in every round and every fork of it (KIT).
+    flow_id: str = ""
     _emit: Emit | None = None
     _redeem: Redeem | None = None
+    _attempt: Attempt | None = None
+    _once: Once | None = None
     _has_state: bool = False  # this round carried a verified requestState (it is a retry)
 
     @property
@@ -331,12 +342,47 @@ class RequestContext:
         ``core.RedeemWithoutState`` with that advice, logged for the handler's author; the
         client gets -32603 (a server bug, which no client input can reach). A state already
         spent raises the usual invalid-requestState -32602; a ledger that is down raises
-        ``LedgerUnavailable`` (the client gets -31000, KIT-ERR-A). The ledger is
-        ``McpServer.ledger``.
+        ``LedgerUnavailable`` (the client gets -31000, KIT-ERR-A); so does a later ledger
+        write of this round, and then the core undoes the spend, so the same retry is still
+        good. The ledger is ``McpServer.ledger``. It spends one state: for a limit or a side
+        effect across every fork of the call, see ``attempt`` and ``once``.
         """
         if self._redeem is None:
             raise RuntimeError("this context has no ledger")
         await self._redeem()
+
+    # -- once per flow (KIT): entries keyed by ``flow_id`` hold across forks (MIG-3) ----------
+
+    async def attempt(self, step: str) -> int:
+        """Count one attempt at ``step`` in this call's flow, in the ledger, and return its
+        number: 1, 2, 3, ... across every round and every fork of the call.
+
+        Count before evaluating the attempt, then refuse past the limit::
+
+            if await ctx.attempt("otp") > 3:
+                return "Too many tries."
+
+        A limit kept in ``ctx.state`` resets in each fork (a replayed round mints a fresh
+        state, MIG-3); this one does not. Atomic: concurrent forks get different numbers.
+        A ledger that is down raises ``LedgerUnavailable`` (-31000, KIT-ERR-A)."""
+        if self._attempt is None:
+            raise RuntimeError("this context has no ledger")
+        return await self._attempt(step)
+
+    async def once(self, key: str) -> bool:
+        """True the first time ``key`` is claimed in this call's flow, in the ledger; False
+        in every later round or fork of the call. Guard a side effect with it, and do the
+        side effect after it, as the round's last step::
+
+            if not await ctx.once("deploy"):
+                return "Deployed already."
+            deploy()
+
+        Atomic: of concurrent forks exactly one gets True. A ledger that is down raises
+        ``LedgerUnavailable`` (-31000, KIT-ERR-A)."""
+        if self._once is None:
+            raise RuntimeError("this context has no ledger")
+        return await self._once(key)
 
     # -- notifications on this request's own response stream (HTTP-21) ----------------------
 

@@ -23,6 +23,7 @@ JSON decoding; see ``http.py``). The first failing step answers; each error carr
    (``_dispatch``)
 9. the method itself; handler failures                 -32602 / -32603   KIT-HTTP-B
    a ledger down or too slow (``LedgerUnavailable``)   -31000            KIT-ERR-A
+   (this round's ledger writes undone first, ``_RoundWrites``)
 
 ``headers=None`` means "not over HTTP": steps 4 and 6 are skipped, so ``handle(dict)`` works
 in a notebook or a test, and over stdio, which has no header layer (STDIO-1, ``stdio.py``).
@@ -50,6 +51,10 @@ Every MRTR rule lives here, once:
   first round (``_mrtr_inputs``); missing ones are the handler's "ask again" (MRTR-E4)
 * requestState verified before any handler sees it, one fixed error for every failure
   (MRTR-S4/S5, SEC-2; the single error is a kit convention, KIT) - ``_mrtr_inputs``
+* one flow id per call, minted on its first round and sealed into every state of the call,
+  forks included (``ctx.flow_id``; KIT, for MIG-3) - ``_call``
+* -31000 leaves the same retry good: a round's ledger writes all stay, or are undone when a
+  later one fails (KIT-ERR-A) - ``_RoundWrites``
 * resultType, serverInfo, ttlMs/cacheScope on results (RT-1, CORE-16, CACHE-1..3, CACHE-5,
   CACHE-6) - ``_stamp``
 * x-mcp-header annotations the server can check (HTTP-13, HTTP-14) - ``tool``
@@ -68,7 +73,7 @@ import base64
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -134,6 +139,8 @@ from .keyring import KeyRing
 from .ledger import RETRY_AFTER_S, Ledger, LedgerUnavailable, MemoryLedger
 from .rounds import Observer, RoundNotes, build_round
 from .state import (
+    CLOCK_SKEW_S,
+    DEFAULT_TTL_S,
     InvalidState,
     StateBinding,
     StateChecks,
@@ -163,6 +170,55 @@ class RedeemWithoutState(HandlerBug):
     request, before the server has asked anything. No client input leads here (answers sent
     on a first round never reach the handler, MRTR-E3), so it is the handler's own bug: it
     spends before it asked. Logged with the fix; the client gets -32603."""
+
+
+class _RoundWrites:
+    """The ledger writes one round makes through its context, and how to undo each.
+
+    KIT-ERR-A promises that after -31000 the client's same retry is still good. A failed write
+    writes nothing (``Ledger``), but the round's earlier writes did happen: a spent state would
+    refuse the retry, a counted attempt would count twice. So when ``LedgerUnavailable``
+    leaves the handler, ``undo`` takes them back, newest first. The handler's side effect
+    comes after its last ledger call (``ctx.once``), so a round that fails in the ledger has
+    done none. An undo that fails too is logged: then that retry is refused, as before.
+    """
+
+    def __init__(self, ledger: Ledger, flow: str) -> None:
+        self.ledger = ledger
+        self.flow = flow
+        self._undo: list[tuple[str, Callable[[], Awaitable[object]]]] = []
+
+    async def spend(self, token_id: str, until: float) -> bool:
+        spent = await self.ledger.spend(token_id, until)
+        if spent:
+            self._undo.append(("the spend", lambda: self.ledger.unspend(token_id)))
+        return spent
+
+    async def attempt(self, step: str) -> int:
+        count = await self.ledger.flow_count(self.flow, step)
+        self._undo.append(
+            (f"attempt {step!r}", lambda: self.ledger.flow_count(self.flow, step, -1))
+        )
+        return count
+
+    async def once(self, key: str) -> bool:
+        owner = new_token_id()  # so an undo never removes another fork's mark
+        first = await self.ledger.flow_once(self.flow, key, owner)
+        if first:
+            self._undo.append(
+                (f"mark {key!r}", lambda: self.ledger.flow_release(self.flow, key, owner))
+            )
+        return first
+
+    async def undo(self, where: str) -> None:
+        while self._undo:
+            what, undo = self._undo.pop()
+            try:
+                await undo()
+            except LedgerUnavailable as exc:
+                log.error(
+                    "%s: could not undo %s, so its retry will be refused: %s", where, what, exc
+                )
 
 
 @dataclass
@@ -227,6 +283,7 @@ class McpServer:
         state_codec: StateCodec | str = DEFAULT_CODEC,
         state_checks: StateChecks | None = None,
         state_ttl_s: int | None = None,
+        clock_skew_s: int | None = None,
         ledger: Ledger | None = None,
         now: Callable[[], float] | None = None,
         token_ids: Callable[[], str] = new_token_id,
@@ -244,6 +301,10 @@ class McpServer:
           keys); or a codec object, which holds its own keys;
         * ``state_ttl_s``: a requestState's lifetime; ``None`` keeps ``state.DEFAULT_TTL_S``,
           15 minutes (SEC-4, KIT). A user who answers a form later gets -32602;
+        * ``clock_skew_s``: how far apart the clocks of the instances that share the keys may
+          be; ``None`` keeps ``state.CLOCK_SKEW_S``, 30 s (KIT). A state is accepted until
+          ``state_ttl_s + clock_skew_s`` after it was issued and refused after, to the second;
+          0 for one instance, or a fleet whose clocks agree;
         * ``ledger``: where single-use states are spent (MRTR-S5d); an in-memory one by default;
           a ledger that is down or too slow answers -31000 "try again later" (KIT-ERR-A);
         * ``now``: the clock (epoch seconds; ``time.time`` by default); ``token_ids``: each
@@ -253,6 +314,9 @@ class McpServer:
           it may be set or cleared later.
         """
         _check_cache_hints(list_ttl_ms, "public")  # CACHE-5: never a negative ttlMs
+        skew_s = CLOCK_SKEW_S if clock_skew_s is None else clock_skew_s
+        if isinstance(skew_s, bool) or not isinstance(skew_s, int) or skew_s < 0:
+            raise ValueError(f"clock_skew_s must be a whole number of seconds >= 0, not {skew_s!r}")
         self.info = Implementation(name=name, version=version)
         self._info_wire = self.info.to_wire()  # serverInfo on every result (CORE-16)
         self.instructions = instructions
@@ -262,10 +326,11 @@ class McpServer:
         self.states = StateIssuer(
             _codec(state_codec, state_keys, state_key),
             audience=name,  # a state from another server is rejected even under a shared key
+            skew_s=skew_s,
             checks=state_checks,
             now=clock,
             token_ids=token_ids,
-            **({"ttl_s": state_ttl_s} if state_ttl_s is not None else {}),
+            ttl_s=DEFAULT_TTL_S if state_ttl_s is None else state_ttl_s,
         )
         self.ledger: Ledger = ledger or MemoryLedger(now=clock)
         self.observer = observer
@@ -641,6 +706,9 @@ class McpServer:
         )
         if notes is not None and claims is not None:
             notes.state_verified = True
+        # KIT: every state of a call carries its first round's flow id, so every fork does too.
+        flow = claims["flow"] if claims is not None else self.states.new_flow()
+        writes = _RoundWrites(self.ledger, flow)
 
         async def redeem() -> None:
             # MRTR-S5d: signature, binding and expiry do not stop a replay; the ledger does.
@@ -652,7 +720,7 @@ class McpServer:
                     "reading the answer that allows the one-time step (answers a client sends "
                     "on a first round are ignored, MRTR-E3)"
                 )
-            if not await self.ledger.spend(claims["jti"], self.states.spent_until(claims)):
+            if not await writes.spend(claims["jti"], self.states.spent_until(claims)):
                 state_log.warning("rejected requestState (%s): already redeemed", where)
                 raise invalid_state_error("already redeemed")
 
@@ -666,12 +734,19 @@ class McpServer:
             state=claims["data"] if claims else None,  # None too if the handler kept none
             _has_state=claims is not None,
             uri_params=uri_params,
+            flow_id=flow,
             _emit=emit,
             _redeem=redeem,
+            _attempt=writes.attempt,
+            _once=writes.once,
         )
-        outcome = await maybe_await(entry.handler(ctx))
+        try:
+            outcome = await maybe_await(entry.handler(ctx))
+        except LedgerUnavailable:
+            await writes.undo(where)  # KIT-ERR-A: -31000 leaves the same retry good
+            raise
         if isinstance(outcome, InputRequired):
-            return self._finish(outcome, meta, binding)
+            return self._finish(outcome, meta, binding, flow)
         mime = getattr(entry.descriptor, "mime_type", None)
         result = _as_result(m, outcome, target, mime)
         if m == "resources/read" and ctx.is_retry:
@@ -721,7 +796,7 @@ class McpServer:
         return {k: v for k, v in answers.items() if k in asked}, claims
 
     def _finish(
-        self, outcome: InputRequired, meta: RequestMeta, binding: StateBinding
+        self, outcome: InputRequired, meta: RequestMeta, binding: StateBinding, flow: str
     ) -> dict[str, Any]:
         """The one place an InputRequiredResult is built; every input_required a handler
         asks for passes every check here. A handler mistake raises ``HandlerBug`` (-32603)
@@ -747,7 +822,7 @@ class McpServer:
         # records the keys asked this round, so the retry's unasked answers are dropped before
         # any handler sees them (MRTR-E3; SEC-6, KIT), and gives the retry a jti to redeem
         # (MRTR-S5d).
-        state = self.states.mint(binding, list(requests), outcome.state)
+        state = self.states.mint(binding, list(requests), outcome.state, flow)
         result = InputRequiredResult.model_validate(
             {
                 "inputRequests": requests or None,

@@ -13,12 +13,21 @@ claim    holds                                                  rejects a state 
 ``exp``  expiry, epoch seconds                                  too old (MRTR-S5b, SEC-4)
 ``req``  digest of method + tool/prompt/URI + arguments         replayed on another request (S5c)
 ``jti``  a token id, random by default                          spent already (with a ledger, S5d)
+``flow`` the call's flow id: minted on its first round, copied    (none: it is what per-flow
+         into every later state of the call, forks included       ledger entries are keyed by)
 ======== ====================================================== ==========================
 
 plus ``asked`` (the input keys asked with this state, SEC-6, KIT) and ``data`` (the handler's own
 state, or null when it keeps none: the core mints a state for every input_required, so the
 retry's unasked answers are dropped, MRTR-E3). Clocks of several instances differ a little:
-``skew_s`` bounds the tolerance.
+``skew_s`` (``McpServer(clock_skew_s=...)``, ``CLOCK_SKEW_S`` by default) bounds the tolerance,
+so a state is accepted until ``exp + skew_s`` and refused after it, to the second.
+
+Why ``flow``: single use (``jti``) covers one state, but a handler that does not spend a round's
+state lets that round be replayed, and each replay mints a new state: the call forks (MIG-3: a
+handler may run N times for one logical call). Every fork carries the same sealed ``flow``, so a
+limit or a side effect kept in the ledger under it holds across forks (``ctx.attempt``,
+``ctx.once``; KIT).
 
 Every failure raises ``InvalidState`` with a reason for the server log; the wire always gets
 ``invalid_state_error()``, so a forger learns nothing from the answer (a kit convention, KIT;
@@ -39,8 +48,9 @@ from ..protocol.errors import McpError, invalid_params
 from .codecs import InvalidState, StateCodec, b64url, canonical_json
 
 DEFAULT_TTL_S = 15 * 60  # SEC-4 (KIT): humans answer forms slowly
-CLOCK_SKEW_S = 30  # tolerated difference between instances' clocks
+CLOCK_SKEW_S = 30  # default tolerated difference between instances' clocks (KIT)
 _JTI = re.compile(r"[A-Za-z0-9_-]{16}")  # matched whole (fullmatch)
+_FLOW = re.compile(r"[A-Za-z0-9_-]{22}")  # 16 random bytes (new_flow_id), matched whole
 
 INVALID_STATE_MESSAGE = "Invalid requestState"
 INVALID_STATE_DATA = {"reason": "invalid_request_state"}
@@ -54,6 +64,7 @@ __all__ = [
     "StateIssuer",
     "StateRefused",
     "invalid_state_error",
+    "new_flow_id",
     "new_token_id",
     "request_digest",
 ]
@@ -79,6 +90,12 @@ def invalid_state_error(operator_reason: str) -> StateRefused:
 def new_token_id() -> str:
     """A fresh ``jti``: 12 random bytes, 16 base64url characters."""
     return secrets.token_urlsafe(12)
+
+
+def new_flow_id() -> str:
+    """A fresh flow id: 16 random bytes, 22 base64url characters, so no one can guess another
+    call's. Not a secret: under the ``hmac`` codec the client reads it in its state."""
+    return secrets.token_urlsafe(16)
 
 
 def request_digest(method: str, target: str, arguments: Any) -> str:
@@ -133,11 +150,12 @@ class StateIssuer:
         checks: StateChecks | None = None,
         now: Callable[[], float] = time.time,
         token_ids: Callable[[], str] = new_token_id,
+        flow_ids: Callable[[], str] = new_flow_id,
     ) -> None:
         """``audience`` goes into ``aud``; a state lives ``ttl_s`` seconds (``DEFAULT_TTL_S``: 15
         minutes, SEC-4, KIT), with ``skew_s`` of clock tolerance; ``checks`` picks the bindings
         ``verify`` enforces (all by default); ``now`` is the clock, ``token_ids`` the ``jti``
-        source."""
+        source, ``flow_ids`` the ``flow`` source (``new_flow_id``)."""
         self.codec = codec
         self.audience = audience
         self.ttl_s = ttl_s
@@ -145,11 +163,26 @@ class StateIssuer:
         self.checks = checks or StateChecks()
         self.now = now
         self.token_ids = token_ids
+        self.flow_ids = flow_ids
 
-    def mint(self, binding: StateBinding, asked: list[str], data: dict[str, Any] | None) -> str:
-        """A sealed requestState bound to ``binding``, recording the ``asked`` keys and the
+    def new_flow(self) -> str:
+        """A flow id for a call's first round, from ``flow_ids``; raises ``ValueError`` if
+        that source gives a malformed one (``verify`` would refuse every state carrying it)."""
+        flow = self.flow_ids()
+        if _FLOW.fullmatch(flow) is None:
+            raise ValueError(f"flow id {flow!r} is not 22 base64url characters")
+        return flow
+
+    def mint(
+        self,
+        binding: StateBinding,
+        asked: list[str],
+        data: dict[str, Any] | None,
+        flow: str | None = None,
+    ) -> str:
+        """A sealed requestState bound to ``binding``, recording the ``asked`` keys, the
         handler's ``data`` (``None`` when the handler keeps none: the core still records
-        what it asked, MRTR-E3).
+        what it asked, MRTR-E3) and the call's ``flow`` (``None``: a new flow).
 
         It expires ``ttl_s`` after now (``DEFAULT_TTL_S``: 15 minutes, SEC-4, KIT). Raises
         ``ValueError`` if ``token_ids`` gives a malformed ``jti``."""
@@ -158,6 +191,8 @@ class StateIssuer:
         if _JTI.fullmatch(jti) is None:
             # verify() would refuse the state: a broken source fails here, loudly.
             raise ValueError(f"token id {jti!r} is not 16 base64url characters")
+        if flow is None:
+            flow = self.new_flow()
         claims = {
             "aud": self.audience,
             "sub": binding.principal,
@@ -166,6 +201,7 @@ class StateIssuer:
             "req": binding.digest,
             "asked": sorted(asked),
             "jti": jti,
+            "flow": flow,
             "data": data,
         }
         return self.codec.seal(claims)
@@ -203,6 +239,8 @@ def _check_structure(claims: dict[str, Any]) -> None:
         and isinstance(claims.get("req"), str)
         and isinstance(claims.get("jti"), str)
         and _JTI.fullmatch(claims["jti"]) is not None
+        and isinstance(claims.get("flow"), str)
+        and _FLOW.fullmatch(claims["flow"]) is not None
         and isinstance(claims.get("asked"), list)
         and all(isinstance(k, str) for k in claims["asked"])
         and "data" in claims

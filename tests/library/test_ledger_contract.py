@@ -290,14 +290,23 @@ def test_sqlite_write_that_cannot_get_the_lock_by_its_deadline_writes_nothing_ki
                 await ledger.spend("jti", NOW * 2)
             with pytest.raises(LedgerUnavailable):
                 await ledger.record_once("payout", "refund:A-1", "{}")
+            with pytest.raises(LedgerUnavailable):
+                await ledger.flow_count("f", "otp")
+            with pytest.raises(LedgerUnavailable):
+                await ledger.flow_once("f", "deploy", "me")
         finally:
             holder.execute("ROLLBACK")
         try:
-            return ledger.spent_count(), await ledger.records("payout")
+            return (
+                ledger.spent_count(),
+                await ledger.records("payout"),
+                await ledger.flow_count("f", "otp"),
+                await ledger.flow_once("f", "deploy", "me"),
+            )
         finally:
             await ledger.aclose()
 
-    assert asyncio.run(scenario()) == (0, [])
+    assert asyncio.run(scenario()) == (0, [], 1, True)
     holder.close()
 
 
@@ -347,3 +356,143 @@ def test_sqlite_full_disk_is_unavailable_not_a_crash_kit_err_a(tmp_path):
             await ledger.aclose()
 
     assert asyncio.run(scenario()) == (0, [])
+
+
+# -- per-flow counters and marks (KIT): what holds across the forks of one call (MIG-3) ----------
+
+
+def test_flow_counters_count_per_flow_and_name_and_undo_by_minus_one(make_ledger):
+    """``flow_count`` adds and returns the new value, separately per (flow, name); ``by=-1``
+    is the core's undo of a count."""
+
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            return [
+                await ledger.flow_count("f1", "otp"),
+                await ledger.flow_count("f1", "otp"),
+                await ledger.flow_count("f1", "sms"),
+                await ledger.flow_count("f2", "otp"),
+                await ledger.flow_count("f1", "otp", -1),
+                await ledger.flow_count("f1", "otp"),
+            ]
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == [1, 2, 1, 1, 1, 2]
+
+
+def test_concurrent_flow_counts_each_get_their_own_number(make_ledger):
+    """50 forks count at once: they get 1..50, each number once, so a limit of 3 lets exactly
+    3 through however the forks race."""
+
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            return await asyncio.gather(*(ledger.flow_count("f", "otp") for _ in range(50)))
+        finally:
+            await ledger.aclose()
+
+    assert sorted(asyncio.run(scenario())) == list(range(1, 51))
+
+
+def test_a_flow_mark_is_won_once_and_released_only_by_its_owner(make_ledger):
+    """``flow_once``: first wins, per (flow, name); ``flow_release`` by another owner keeps the
+    mark, by its owner removes it (the core's undo), and the name can be won again."""
+
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            return [
+                await ledger.flow_once("f1", "deploy", "a"),
+                await ledger.flow_once("f1", "deploy", "b"),
+                await ledger.flow_once("f2", "deploy", "b"),
+                await ledger.flow_once("f1", "notify", "b"),
+                await ledger.flow_release("f1", "deploy", "b"),
+                await ledger.flow_once("f1", "deploy", "c"),
+                await ledger.flow_release("f1", "deploy", "a"),
+                await ledger.flow_once("f1", "deploy", "c"),
+            ]
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == [True, False, True, True, None, False, None, True]
+
+
+def test_concurrent_flow_marks_exactly_one_wins(make_ledger):
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            return await asyncio.gather(
+                *(ledger.flow_once("f", "deploy", f"owner-{n}") for n in range(50))
+            )
+        finally:
+            await ledger.aclose()
+
+    assert Counter(asyncio.run(scenario())) == {True: 1, False: 49}
+
+
+def test_mrtr_s5d_an_unspent_id_spends_again(make_ledger):
+    """MRTR-S5d with the core's undo (KIT-ERR-A): ``unspend`` forgets one spent id, so the same
+    state spends once more; other ids stay spent, and unspending an unknown id is no error."""
+
+    async def scenario():
+        ledger = make_ledger(Clock())
+        try:
+            await ledger.spend("a", NOW + 60)
+            await ledger.spend("b", NOW + 60)
+            await ledger.unspend("a")
+            await ledger.unspend("never-spent")
+            return [
+                await ledger.spend("a", NOW + 60),
+                await ledger.spend("a", NOW + 60),
+                await ledger.spend("b", NOW + 60),
+            ]
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(scenario()) == [True, False, False]
+
+
+def test_sqlite_flow_entries_survive_a_restart(tmp_path):
+    """A count and a mark are on disk: a new process continues the count and sees the mark."""
+    path = tmp_path / "ledger.sqlite3"
+
+    async def count_and_mark():
+        ledger = SqliteLedger(path)
+        try:
+            return await ledger.flow_count("f", "otp"), await ledger.flow_once("f", "deploy", "x")
+        finally:
+            await ledger.aclose()
+
+    assert asyncio.run(count_and_mark()) == (1, True)
+    assert asyncio.run(count_and_mark()) == (2, False)
+
+
+@pytest.mark.slow  # a real redis-server
+def test_redis_flow_writes_that_arrive_after_their_deadline_write_nothing_kit_err_a(redis_url):
+    """KIT-ERR-A, as for spends: each flow script compares its deadline with Redis's clock and
+    writes nothing when it arrives late (a Redis woken after the server gave up)."""
+    from mrtr_kit.server.ledger.redis import RedisLedger
+
+    async def scenario():
+        ledger = RedisLedger.from_url(redis_url, now=Clock())
+        late = "0"  # a deadline long past
+        key = ledger.flows_prefix + "f:"
+        try:
+            await ledger.redis.set(key + "once:held", "owner")
+            await ledger.spend("jti", NOW * 2)
+            outcomes = [
+                await ledger._flow_count(keys=[key + "count:otp"], args=[1, late]),
+                await ledger._flow_once(keys=[key + "once:deploy"], args=["me", late]),
+                await ledger._flow_release(keys=[key + "once:held"], args=["owner", late]),
+                await ledger._delete(keys=[ledger.prefix + "jti"], args=[late]),
+            ]
+            kept = sorted(await ledger.redis.keys("mrtr-kit:*"))
+        finally:
+            await ledger.aclose()
+        return outcomes, kept
+
+    outcomes, kept = asyncio.run(scenario())
+    assert outcomes == [[-1, 0], -1, -1, -1]
+    assert kept == [b"mrtr-kit:flows:f:once:held", b"mrtr-kit:spent:jti"]

@@ -396,11 +396,12 @@ def issuer(clock: Clock, **kw) -> StateIssuer:
 
 
 def test_minted_claims_hold_every_binding():
-    """MRTR-S5a-c, SEC-6: principal, issued-at, expiry, request, audience, asked, token id."""
+    """MRTR-S5a-c, SEC-6: principal, issued-at, expiry, request, audience, asked, token id,
+    and the call's flow id (KIT): the one given, or a new one."""
     clock = Clock()
     states = issuer(clock, ttl_s=600)
     digest = request_digest("tools/call", "request_refund", {"order_id": "A-1001"})
-    token = states.mint(StateBinding("alice", digest), ["confirm"], {"n": 1})
+    token = states.mint(StateBinding("alice", digest), ["confirm"], {"n": 1}, "f" * 22)
     claims = states.codec.open(token)
     assert claims == {
         "aud": "refunds",
@@ -410,9 +411,12 @@ def test_minted_claims_hold_every_binding():
         "req": digest,
         "asked": ["confirm"],
         "jti": claims["jti"],
+        "flow": "f" * 22,
         "data": {"n": 1},
     }
     assert len(claims["jti"]) == 16
+    fresh = [states.codec.open(states.mint(StateBinding("alice", digest), [], {})) for _ in "ab"]
+    assert fresh[0]["flow"] != fresh[1]["flow"] and len(fresh[0]["flow"]) == 22
     assert states.spent_until(claims) == 1_800_000_600 + 2 * states.skew_s
 
 
@@ -528,6 +532,41 @@ def test_sec_4_a_servers_state_ttl_setting_is_honoured():
     clock[0] = T0 + 91
     err = error(call(s, "tools/call", {"name": "step", "requestState": state}))
     assert err["data"] == INVALID_STATE
+
+
+@pytest.mark.parametrize("skew", [0, 5, 120])
+def test_mrtr_s5b_a_servers_clock_skew_setting_bounds_the_lifetime_to_the_second(skew):
+    """MRTR-S5b, SEC-4 (KIT): ``McpServer(clock_skew_s=...)`` replaces the default 30 s. With
+    a 60 s lifetime a state is accepted at exactly 60 + skew seconds and refused one second
+    later, and half a second later too; another instance whose clock runs ``skew`` behind
+    still accepts it, one second more behind does not."""
+    clock = Clock()
+    s = server(clock, state_ttl_s=60, clock_skew_s=skew)
+    state = first_round(s)
+    clock.t = T0 + 60 + skew
+    assert accepted(retry(s, state))
+    for late in (0.5, 1):
+        state = first_round(server(Clock(), state_ttl_s=60, clock_skew_s=skew))  # minted at T0
+        clock.t = T0 + 60 + skew + late
+        assert not accepted(retry(s, state))
+    ahead = first_round(server(Clock(), state_ttl_s=60, clock_skew_s=skew))  # minted at T0
+    clock.t = T0 - skew
+    assert accepted(retry(s, ahead))
+    clock.t = T0 - skew - 1
+    assert not accepted(retry(s, first_round(server(Clock(), clock_skew_s=skew))))
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "30"])
+def test_a_clock_skew_that_is_not_whole_seconds_from_zero_up_is_refused(bad):
+    with pytest.raises(ValueError, match="clock_skew_s"):
+        McpServer("s", state_key=KEY, clock_skew_s=bad)
+
+
+def test_the_default_clock_skew_is_30_s_and_the_ledger_keeps_ids_for_twice_it():
+    """KIT: the documented default; a spent id is kept until no instance would accept it."""
+    assert McpServer("s", state_key=KEY).states.skew_s == 30
+    s = McpServer("s", state_key=KEY, clock_skew_s=7, state_ttl_s=60)
+    assert s.states.spent_until({"exp": 1000}) == 1000 + 14
 
 
 def test_mrtr_s5b_a_state_from_a_clock_up_to_30_s_ahead_is_accepted_not_more():

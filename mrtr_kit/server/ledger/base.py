@@ -1,6 +1,6 @@
 """The ledger: what must happen once, shared by every instance that may serve a retry.
 
-It keeps two things.
+It keeps three things.
 
 **Spent states** (MRTR-S5d, SEC-7). A signed, bound, unexpired requestState can still be
 replayed as often as the client likes until it expires: integrity says *the server issued it*,
@@ -13,6 +13,14 @@ issues a new state every time it is asked, so "one refund per order" is a rule a
 *orders*: it needs a record keyed by the order, checked and written in one step
 (``record_once``), in the store every instance shares. A record kept in one process's memory
 lets each instance of a fleet pay once.
+
+**Per-flow counters and marks** (KIT). Single use covers one *state*; a round whose state the
+handler does not spend can be replayed, and every replay mints a new state: the call forks
+(a handler may run N times for one logical call, MIG-3). Every fork carries the same sealed
+flow id (``ctx.flow_id``), so entries keyed by it hold across forks: ``flow_count`` (attempts
+at a step: a one-time code tried at most 3 times per flow) and ``flow_once`` (a side effect
+done once per flow, first wins). Like records they never expire: a flow has no end the ledger
+could know, and an entry forgotten while a fork is still alive would reset its limit.
 
 Ledgers may do I/O, so they sit at the edge behind async methods. Pick by deployment:
 
@@ -84,6 +92,31 @@ class Ledger(Protocol):
         """
         ...
 
+    async def unspend(self, token_id: str) -> None:
+        """Forget that ``token_id`` was spent: the core's undo of a round whose later ledger
+        write failed (``LedgerUnavailable``), so the client's same retry is still good.
+        ``LedgerUnavailable`` as for ``spend``."""
+        ...
+
+    async def flow_count(self, flow_id: str, name: str, by: int = 1) -> int:
+        """Add ``by`` to the counter ``name`` of the flow ``flow_id`` (0 before the first
+        call) and return the new value.
+
+        Atomic: of ``n`` concurrent calls with ``by=1`` each gets a different value, 1 to
+        ``n``. ``by=-1`` is the core's undo. ``LedgerUnavailable`` as for ``spend``."""
+        ...
+
+    async def flow_once(self, flow_id: str, name: str, owner: str) -> bool:
+        """Mark ``name`` done in the flow ``flow_id`` by ``owner``: True the first time, False
+        (and nothing written) once a mark is there. Atomic: of concurrent calls exactly one
+        gets True. ``LedgerUnavailable`` as for ``spend``."""
+        ...
+
+    async def flow_release(self, flow_id: str, name: str, owner: str) -> None:
+        """Remove the mark of ``name`` in the flow if ``owner`` made it (the core's undo of
+        ``flow_once``; another owner's mark stays). ``LedgerUnavailable`` as for ``spend``."""
+        ...
+
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
         """Keep ``body`` under ``(kind, key)`` unless a record is there: ``(record, True)``
         for the new record, else ``(the first record, False)`` and nothing is written.
@@ -135,6 +168,8 @@ class MemoryLedger:
         self._spent: dict[str, float] = {}
         self._records: dict[tuple[str, str], Record] = {}
         self._count: dict[str, int] = {}  # records per kind
+        self._flow_counts: dict[tuple[str, str], int] = {}
+        self._flow_marks: dict[tuple[str, str], str] = {}  # (flow, name) -> owner
         self._now = now
         self._sweep_every_s = sweep_every_s
         self._next_sweep = 0.0
@@ -152,6 +187,27 @@ class MemoryLedger:
             return False
         self._spent[token_id] = expires_at
         return True
+
+    async def unspend(self, token_id: str) -> None:
+        """``Ledger.unspend``: forget that ``token_id`` was spent."""
+        self._spent.pop(token_id, None)
+
+    async def flow_count(self, flow_id: str, name: str, by: int = 1) -> int:
+        """``Ledger.flow_count``: add ``by`` to the flow's counter ``name``; the new value."""
+        value = self._flow_counts[flow_id, name] = self._flow_counts.get((flow_id, name), 0) + by
+        return value
+
+    async def flow_once(self, flow_id: str, name: str, owner: str) -> bool:
+        """``Ledger.flow_once``: mark ``name`` done in the flow; True the first time."""
+        if (flow_id, name) in self._flow_marks:
+            return False
+        self._flow_marks[flow_id, name] = owner
+        return True
+
+    async def flow_release(self, flow_id: str, name: str, owner: str) -> None:
+        """``Ledger.flow_release``: remove the mark if ``owner`` made it."""
+        if self._flow_marks.get((flow_id, name)) == owner:
+            del self._flow_marks[flow_id, name]
 
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
         """``Ledger.record_once``: keep ``body`` under ``(kind, key)`` unless a record is there;

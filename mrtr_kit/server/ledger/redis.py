@@ -6,9 +6,11 @@ between its check and its write, from any process on any machine. A spend is ``S
 on ``<prefix><token id>``, so of any number of concurrent spends of one id exactly one sets
 the key, and the expiry makes Redis forget the id once no instance would accept the token
 anyway. A record takes the next number of its kind (``INCR``) and is kept in two hashes (key
--> number, number -> body). Before writing, each script compares the write's deadline with
-Redis's own clock (``TIME``) and refuses a write that arrives late: a Redis frozen while the
-server waited, and woken after the server gave up, writes nothing (``ledger.bounded``).
+-> number, number -> body). A flow counter is ``INCRBY`` and a flow mark ``SET NX`` holding
+its owner, under ``<flows prefix><flow id>:``. Before writing, each script compares the
+write's deadline with Redis's own clock (``TIME``) and refuses a write that arrives late: a
+Redis frozen while the server waited, and woken after the server gave up, writes nothing
+(``ledger.bounded``).
 
 Configure Redis for it: persistence decides whether a spend or a record survives a Redis
 restart. ``check_persistence`` refuses a Redis with neither AOF nor snapshots (it forgets
@@ -34,6 +36,7 @@ from .base import LEDGER_TIMEOUT_S, LedgerUnavailable, Record, bounded
 
 DEFAULT_PREFIX = "mrtr-kit:spent:"
 RECORDS_PREFIX = "mrtr-kit:records:"
+FLOWS_PREFIX = "mrtr-kit:flows:"
 
 # Whether a deadline (epoch seconds) is past by Redis's own clock.
 _LATE = """
@@ -65,6 +68,45 @@ seq = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[1], ARGV[1], seq)
 redis.call('HSET', KEYS[2], seq, ARGV[2])
 return {1, seq, ARGV[2]}
+"""
+)
+
+# KEYS[1] the key; ARGV: deadline. Returns 1 done, -1 late. (An unspend.)
+DELETE = (
+    _LATE
+    + """
+if late(ARGV[1]) then return -1 end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+)
+
+# KEYS[1] the counter; ARGV: by, deadline. Returns {1 | -1 late, the new value}.
+FLOW_COUNT = (
+    _LATE
+    + """
+if late(ARGV[2]) then return {-1, 0} end
+return {1, redis.call('INCRBY', KEYS[1], ARGV[1])}
+"""
+)
+
+# KEYS[1] the mark; ARGV: owner, deadline. Returns 1 marked, 0 marked before, -1 late.
+FLOW_ONCE = (
+    _LATE
+    + """
+if late(ARGV[2]) then return -1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 1 end
+return 0
+"""
+)
+
+# KEYS[1] the mark; ARGV: owner, deadline. Deletes it only if owner made it. 1 done, -1 late.
+FLOW_RELEASE = (
+    _LATE
+    + """
+if late(ARGV[2]) then return -1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
 """
 )
 
@@ -118,18 +160,25 @@ class RedisLedger:
         *,
         prefix: str = DEFAULT_PREFIX,
         records_prefix: str = RECORDS_PREFIX,
+        flows_prefix: str = FLOWS_PREFIX,
         now: Callable[[], float] = time.time,
         timeout_s: float = LEDGER_TIMEOUT_S,
     ) -> None:
-        """Keep the ledger in the Redis ``client``, under keys starting with ``prefix`` (spent ids)
-        and ``records_prefix``; every write is bounded by ``timeout_s`` (``bounded``)."""
+        """Keep the ledger in the Redis ``client``, under keys starting with ``prefix`` (spent
+        ids), ``records_prefix`` and ``flows_prefix``; every write is bounded by ``timeout_s``
+        (``bounded``)."""
         self.redis = client
         self.timeout_s = timeout_s
         self.prefix = prefix
         self.records_prefix = records_prefix
+        self.flows_prefix = flows_prefix
         self._now = now
         self._spend = client.register_script(SPEND)
         self._record_once = client.register_script(RECORD_ONCE)
+        self._delete = client.register_script(DELETE)
+        self._flow_count = client.register_script(FLOW_COUNT)
+        self._flow_once = client.register_script(FLOW_ONCE)
+        self._flow_release = client.register_script(FLOW_RELEASE)
 
     @classmethod
     def from_url(
@@ -166,6 +215,36 @@ class RedisLedger:
         if outcome == -1:
             raise LedgerUnavailable("the spend reached Redis after its deadline")
         return bool(outcome == 1)
+
+    async def unspend(self, token_id: str) -> None:
+        """``Ledger.unspend``: forget that ``token_id`` was spent."""
+        if await self._run(self._delete, [self.prefix + token_id], []) == -1:
+            raise LedgerUnavailable("the unspend reached Redis after its deadline")
+
+    def _flow_key(self, flow_id: str, what: str, name: str) -> str:
+        return f"{self.flows_prefix}{flow_id}:{what}:{name}"
+
+    async def flow_count(self, flow_id: str, name: str, by: int = 1) -> int:
+        """``Ledger.flow_count``: add ``by`` to the flow's counter ``name``; the new value."""
+        key = self._flow_key(flow_id, "count", name)
+        outcome, value = await self._run(self._flow_count, [key], [by])
+        if outcome == -1:
+            raise LedgerUnavailable("the count reached Redis after its deadline")
+        return int(value)
+
+    async def flow_once(self, flow_id: str, name: str, owner: str) -> bool:
+        """``Ledger.flow_once``: mark ``name`` done in the flow; True the first time."""
+        key = self._flow_key(flow_id, "once", name)
+        outcome = await self._run(self._flow_once, [key], [owner])
+        if outcome == -1:
+            raise LedgerUnavailable("the mark reached Redis after its deadline")
+        return bool(outcome == 1)
+
+    async def flow_release(self, flow_id: str, name: str, owner: str) -> None:
+        """``Ledger.flow_release``: remove the mark if ``owner`` made it."""
+        key = self._flow_key(flow_id, "once", name)
+        if await self._run(self._flow_release, [key], [owner]) == -1:
+            raise LedgerUnavailable("the release reached Redis after its deadline")
 
     def _record_keys(self, kind: str) -> list[str]:
         base = f"{self.records_prefix}{kind}:"

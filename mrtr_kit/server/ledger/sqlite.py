@@ -5,9 +5,10 @@ Each write is one ``BEGIN IMMEDIATE`` transaction: it takes the database-wide wr
 (waiting for it at most until the write's deadline), checks the deadline, then inserts. A
 spend inserts the token id into a table whose primary key it is (``ON CONFLICT`` it changes
 nothing, unless the old row has expired); a record inserts under a unique ``(kind, key)``
-with the next number of its kind. So of any number of concurrent writes of one key - from
-threads or from other processes - exactly one writes a row; the others see
-``rowcount == 0``.
+with the next number of its kind; a flow mark inserts under a unique ``(flow, name)``. So of
+any number of concurrent writes of one key - from threads or from other processes - exactly
+one writes a row; the others see ``rowcount == 0``. A flow counter is one upsert that adds and
+returns the sum, so concurrent counts each get their own value.
 
 Settings and why:
 
@@ -42,6 +43,10 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS spent_expiry ON spent (expires_at)",
     "CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, key TEXT NOT NULL,"
     " seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, key), UNIQUE (kind, seq))",
+    "CREATE TABLE IF NOT EXISTS flow_counts (flow TEXT NOT NULL, name TEXT NOT NULL,"
+    " n INTEGER NOT NULL, PRIMARY KEY (flow, name))",
+    "CREATE TABLE IF NOT EXISTS flow_marks (flow TEXT NOT NULL, name TEXT NOT NULL,"
+    " owner TEXT NOT NULL, PRIMARY KEY (flow, name))",
 )
 
 
@@ -125,6 +130,51 @@ class SqliteLedger:
                 (token_id, expires_at, now),
             )
             return cursor.rowcount == 1
+
+    async def unspend(self, token_id: str) -> None:
+        """``Ledger.unspend``: forget that ``token_id`` was spent."""
+        await self._bounded(self._unspend, token_id)
+
+    def _unspend(self, token_id: str, deadline: float) -> None:
+        with self._write(deadline) as db:
+            db.execute("DELETE FROM spent WHERE token_id = ?", (token_id,))
+
+    async def flow_count(self, flow_id: str, name: str, by: int = 1) -> int:
+        """``Ledger.flow_count``: add ``by`` to the flow's counter ``name``; the new value."""
+        return await self._bounded(self._flow_count, flow_id, name, by)
+
+    def _flow_count(self, flow_id: str, name: str, by: int, deadline: float) -> int:
+        with self._write(deadline) as db:
+            row = db.execute(
+                "INSERT INTO flow_counts (flow, name, n) VALUES (?, ?, ?) "
+                "ON CONFLICT (flow, name) DO UPDATE SET n = n + excluded.n RETURNING n",
+                (flow_id, name, by),
+            ).fetchone()
+            return int(row[0])
+
+    async def flow_once(self, flow_id: str, name: str, owner: str) -> bool:
+        """``Ledger.flow_once``: mark ``name`` done in the flow; True the first time."""
+        return await self._bounded(self._flow_once, flow_id, name, owner)
+
+    def _flow_once(self, flow_id: str, name: str, owner: str, deadline: float) -> bool:
+        with self._write(deadline) as db:
+            cursor = db.execute(
+                "INSERT INTO flow_marks (flow, name, owner) VALUES (?, ?, ?) "
+                "ON CONFLICT (flow, name) DO NOTHING",
+                (flow_id, name, owner),
+            )
+            return cursor.rowcount == 1
+
+    async def flow_release(self, flow_id: str, name: str, owner: str) -> None:
+        """``Ledger.flow_release``: remove the mark if ``owner`` made it."""
+        await self._bounded(self._flow_release, flow_id, name, owner)
+
+    def _flow_release(self, flow_id: str, name: str, owner: str, deadline: float) -> None:
+        with self._write(deadline) as db:
+            db.execute(
+                "DELETE FROM flow_marks WHERE flow = ? AND name = ? AND owner = ?",
+                (flow_id, name, owner),
+            )
 
     async def record_once(self, kind: str, key: str, body: str) -> tuple[Record, bool]:
         """``Ledger.record_once``: keep ``body`` under ``(kind, key)`` unless a record is there;
