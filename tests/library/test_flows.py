@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from helpers import request
 
 from mrtr_kit.server import McpServer
 from mrtr_kit.server.codecs import InvalidState, PlainStateCodec
@@ -34,6 +33,7 @@ from mrtr_kit.server.keyring import KeyRing
 from mrtr_kit.server.ledger import Ledger, LedgerUnavailable, MemoryLedger
 from mrtr_kit.server.ledger.sqlite import SqliteLedger
 from mrtr_kit.server.state import StateBinding, StateIssuer
+from tests.helpers import request
 
 CAPS = {"elicitation": {"form": {}}}
 CONFIRM = {
@@ -167,9 +167,8 @@ def ledger(request, tmp_path, one_loop):
     if request.param == "sqlite":
         yield SqliteLedger(tmp_path / "ledger.sqlite3")
         return
-    from ledger_services import start_redis, stop
-
     from mrtr_kit.server.ledger.redis import RedisLedger
+    from tests.ledger_services import start_redis, stop
 
     store = start_redis(tmp_path)
     redis_ledger = RedisLedger.from_url(store.url)
