@@ -689,8 +689,12 @@ def snapshot(into: Path) -> Path:
 
 
 def child_env(copy_dir: Path) -> dict[str, str]:
+    """The snapshot's library and its course (``course/``, a distribution of its own that .venv
+    installs from the checkout) come first, so a test that checks where a module lives finds
+    the copy's."""
     env = dict(os.environ)
-    env.update(PYTHONPATH=str(copy_dir), HYPOTHESIS_PROFILE=HYPOTHESIS_PROFILE)
+    path = os.pathsep.join([str(copy_dir), str(copy_dir / "course")])
+    env.update(PYTHONPATH=path, HYPOTHESIS_PROFILE=HYPOTHESIS_PROFILE)
     return env
 
 
