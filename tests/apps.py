@@ -6,7 +6,8 @@ from the repository's root), so that ``tests/library`` needs no course installed
 * ``both_eras`` — the same ``get_weather``, plus ``plan_trip`` (three rounds: a form, a
   sampling request, a roots request), ``link_account`` (URL mode, then "still waiting" rounds
   until ``LINKED`` holds the user), the prompt ``greeting`` (asks a form) and the resource
-  ``secret://note`` (asks for a confirmation): the handlers ``tests/library/test_legacy_era.py``
+  ``secret://note`` (asks for a confirmation), and ``pay`` (a confirmation, then
+  ``redeem_once()``, then ``PAID``): the handlers ``tests/library/test_legacy_era.py``
   serves to 2025-11-25 and 2026-07-28 clients alike.
 """
 
@@ -115,6 +116,21 @@ def note(ctx: RequestContext) -> Any:
     return "the note" if ok.accepted and ok.content["ok"] else "hidden"
 
 
+PAID: list[str] = []  # pay's one-time step, done once per confirmation (MRTR-S5d)
+
+
+async def pay(ctx: RequestContext) -> Any:
+    """Asks for a confirmation, spends the round's state, then pays once."""
+    ok = ctx.form("confirm", "Pay 10 EUR?", CONFIRM_FORM)
+    if ok.needs_asking:
+        return ok.ask()
+    if not (ok.accepted and ok.content["ok"]):
+        return "Not paid."
+    await ctx.redeem_once()  # a replay of this round's state is refused
+    PAID.append(ctx.principal or "anonymous")
+    return "Paid."
+
+
 def both_eras(**state: Any) -> McpServer:
     """The handlers served to both eras (``create_app(server, eras="both")``)."""
     server = McpServer(name="test-eras", **state)
@@ -137,6 +153,7 @@ def both_eras(**state: Any) -> McpServer:
             "required": ["user"],
         },
     )(link_account)
+    server.tool("pay", description="Pays once, after a confirmation.")(pay)
     server.prompt("greeting", description="A greeting, for someone the user names.")(greeting)
     server.resource("secret://note", name="secret note")(note)
     return server

@@ -311,8 +311,8 @@ def _missing(required: Any) -> str:
 
 class LegacyEra:
     """2025-11-25 sessions for one ``McpServer`` (``server``), served by its MRTR handlers
-    (module docstring). ``limits`` are the ``LegacyLimits``; ``response_headers`` go on every response;
-    ``now`` is the clock idle time is measured with (monotonic seconds)."""
+    (module docstring). ``limits`` are the ``LegacyLimits``; ``response_headers`` go on every
+    response; ``now`` is the clock idle time is measured with (monotonic seconds)."""
 
     def __init__(
         self,
@@ -402,14 +402,11 @@ class LegacyEra:
     async def other_method(
         self, method: str, principal: str | None, headers: Mapping[str, str], send: Send
     ) -> None:
-        """DELETE ends a session (200; 404 if it is not the caller's); GET is 405: no
-        standalone stream is offered."""
+        """DELETE ends a session (200; 404 if it is not the caller's). GET, and a DELETE
+        without a session, are 405: no standalone stream is offered."""
         sid = headers.get(SESSION_HEADER)
-        if method != "DELETE":
+        if method != "DELETE" or sid is None:  # without a session, as modern-only (HTTP-20)
             await self._json(send, 405, None, [(b"allow", b"POST, DELETE")])
-            return
-        if sid is None:
-            await self._json(send, 400, _error(None, -32600, "DELETE needs an Mcp-Session-Id"))
             return
         session = self._session(sid, principal)
         if session is None:

@@ -103,14 +103,19 @@ class Legacy:
         return r.json()
 
     async def call(
-        self, method: str, params: dict[str, Any], answer: Answer | None = None
+        self,
+        method: str,
+        params: dict[str, Any],
+        answer: Answer | None = None,
+        version: str = LEGACY,
     ) -> dict[str, Any]:
         """One request; each pushed request is answered with ``answer(request)``: a result
         dict, ``("error", {...})``, or None to never answer. Returns the final response."""
         self.wire = []
         body = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params}
+        head = self.head(**{"MCP-Protocol-Version": version})
         async with self.http.stream(
-            "POST", self.url, content=json.dumps(body).encode(), headers=self.head()
+            "POST", self.url, content=json.dumps(body).encode(), headers=head
         ) as r:
             assert r.status_code == 200
             if r.headers["content-type"].startswith("application/json"):
@@ -123,17 +128,17 @@ class Legacy:
                 if "method" in event and "id" in event:
                     reply = answer(event) if answer is not None else None
                     if reply is not None:
-                        await self.respond(event["id"], reply)
+                        await self.respond(event["id"], reply, version)
                 elif "method" not in event:
                     return event
         raise AssertionError("the stream ended without a response")
 
-    async def respond(self, rid: Any, reply: Any) -> httpx.Response:
+    async def respond(self, rid: Any, reply: Any, version: str = LEGACY) -> httpx.Response:
         if isinstance(reply, tuple):
             message = {"jsonrpc": "2.0", "id": rid, "error": reply[1]}
         else:
             message = {"jsonrpc": "2.0", "id": rid, "result": reply}
-        r = await self.post(message)
+        r = await self.post(message, **{"MCP-Protocol-Version": version})
         assert r.status_code == 202, r.text
         return r
 
@@ -256,6 +261,69 @@ def test_prompts_get_and_resources_read_ask_the_same_way():
     run(body)
 
 
+def test_a_legacy_client_cannot_inject_mrtr_fields():
+    """inputResponses and requestState do not exist in 2025-11-25: they are dropped, so a
+    forged state or a self-made "accept" never reaches the core (MRTR-S4, SEC-6; KIT)."""
+
+    async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
+        await c.initialize()
+        params = {
+            "name": "get_weather",
+            "arguments": {"city": "Oslo"},
+            "requestState": "forged",
+            "inputResponses": {"login": {"action": "accept", "content": {"login": "eve"}}},
+        }
+        done = await c.call("tools/call", params, accept_login)
+        assert [e["method"] for e in c.wire if "method" in e] == ["elicitation/create"]
+        assert text_of(done) == "Hello ann! Sunny in Oslo."
+
+    run(body)
+
+
+def test_single_use_holds_on_the_legacy_path():
+    """The core spends the state in its ledger on the in-process retry, as for a modern
+    client (MRTR-S5d): one confirmation, one payment."""
+
+    async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
+        await c.initialize()
+        apps.PAID.clear()
+        yes = {"action": "accept", "content": {"ok": True}}
+        done = await c.call("tools/call", {"name": "pay", "arguments": {}}, lambda req: yes)
+        assert text_of(done) == "Paid." and apps.PAID == ["ann"]
+        assert len(era.server.ledger._spent) == 1  # type: ignore[attr-defined]
+
+    run(body)
+
+
+@pytest.mark.parametrize(
+    ("asked", "agreed"),
+    [("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2024-11-05", "2025-11-25")],
+)
+def test_version_negotiation_of_initialize(asked, agreed):
+    """The server echoes a version it speaks, else names its latest (2025-11-25 lifecycle).
+    2025-06-18 is served too (KIT: it costs one line, a form's ``mode`` removed)."""
+
+    async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
+        params = {
+            "protocolVersion": asked,
+            "capabilities": FORM_CAPS,
+            "clientInfo": {"name": "x", "version": "0"},
+        }
+        r = await c.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        assert r.json()["result"]["protocolVersion"] == agreed
+        c.sid = r.headers["mcp-session-id"]
+        done = await c.call(
+            "tools/call",
+            {"name": "get_weather", "arguments": {"city": "Oslo"}},
+            accept_login,
+            version=agreed,
+        )
+        assert text_of(done) == "Hello ann! Sunny in Oslo."
+        assert "mode" not in c.wire[0]["params"]  # form mode, as the core sends it (ELIC-1)
+
+    run(body)
+
+
 def test_lists_and_ping_work_on_a_session_in_the_2025_shape():
     async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
         await c.initialize()
@@ -332,6 +400,10 @@ def test_modern_clients_are_served_as_before_on_the_same_endpoint():
         r = await http.post(url, json=req, headers=h)
         assert r.status_code == 200 and r.json()["result"]["resultType"] == "input_required"
         assert "mcp-session-id" not in r.headers  # HTTP-20: no session for 2026-07-28
+        stale = await http.post(url, json=req, headers={**h, "Mcp-Session-Id": "stale"})
+        assert stale.json()["result"]["resultType"] == "input_required"  # HTTP-20: ignored
+        no_session = await http.delete(url, headers={"Authorization": "Bearer token-ann"})
+        assert no_session.status_code == 405  # HTTP-20, as a modern-only server
         assert era.sessions == {}
 
     run(body)
