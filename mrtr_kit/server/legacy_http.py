@@ -685,8 +685,9 @@ class LegacyEra:
             future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
             session.pending[sid] = _Ask(method, future)
             try:
-                await stream.event(encode_message(pushed))
                 async with asyncio.timeout(limits.answer_timeout_s):
+                    # the write too: a client that stops reading holds it (TCP backpressure)
+                    await stream.event(encode_message(pushed))
                     outcome = await future
             except TimeoutError:
                 raise _CallFailed(
