@@ -120,9 +120,10 @@ PAID: list[str] = []  # pay's one-time step, done once per confirmation (MRTR-S5
 
 
 async def pay(ctx: RequestContext) -> Any:
-    """Asks for a confirmation, spends the round's state, then pays once."""
+    """Asks for a confirmation, spends the round's state, then pays once; reports progress."""
     ok = ctx.form("confirm", "Pay 10 EUR?", CONFIRM_FORM)
     if ok.needs_asking:
+        await ctx.progress(0, 2, "asking")
         return ok.ask()
     if not (ok.accepted and ok.content["ok"]):
         return "Not paid."

@@ -163,8 +163,9 @@ class _Call:
 class LegacySession:
     """One 2025-11-25 session: who opened it (``principal``), what its ``initialize`` declared
     (``version``, ``capabilities``, ``client_info``), ``last_seen`` (monotonic seconds), the
-    requests pushed and unanswered (``pending``, by the id the server gave them) and the
-    calls running (``calls``, by the client's request id)."""
+    requests pushed and unanswered (``pending``, by the id the server gave them), the
+    calls running (``calls``, by the client's request id), and whether the client sent
+    ``notifications/initialized`` (``initialized``; informational)."""
 
     id: str
     principal: str | None
@@ -326,6 +327,7 @@ class LegacyEra:
         self.limits = limits or LegacyLimits()
         self.now = now
         self.sessions: dict[str, LegacySession] = {}
+        self._next_sweep = 0.0
         extra = [
             (k.lower().encode("latin-1"), v.encode("latin-1"))
             for k, v in (response_headers or {}).items()
@@ -424,8 +426,13 @@ class LegacyEra:
         return session
 
     def _sweep(self) -> None:
-        """Sessions idle for ``idle_timeout_s`` (no call running) end."""
-        deadline = self.now() - self.limits.idle_timeout_s
+        """Sessions idle for ``idle_timeout_s`` (no call running) end. At most once a second
+        (or once per ``idle_timeout_s``, if shorter): a walk over every session."""
+        now = self.now()
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + min(1.0, self.limits.idle_timeout_s / 2)
+        deadline = now - self.limits.idle_timeout_s
         for session in [s for s in self.sessions.values() if s.last_seen < deadline]:
             if not session.calls:
                 log.info("legacy session ended after %g s idle", self.limits.idle_timeout_s)

@@ -282,14 +282,23 @@ def test_a_legacy_client_cannot_inject_mrtr_fields():
 
 def test_single_use_holds_on_the_legacy_path():
     """The core spends the state in its ledger on the in-process retry, as for a modern
-    client (MRTR-S5d): one confirmation, one payment."""
+    client (MRTR-S5d): one confirmation, one payment. The handler's progress notification
+    goes out on the same stream, before the question (HTTP-21's shape is 2025-11-25's)."""
 
     async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
         await c.initialize()
         apps.PAID.clear()
         yes = {"action": "accept", "content": {"ok": True}}
-        done = await c.call("tools/call", {"name": "pay", "arguments": {}}, lambda req: yes)
+        params = {"name": "pay", "arguments": {}, "_meta": {"progressToken": "p1"}}
+        done = await c.call("tools/call", params, lambda req: yes)
         assert text_of(done) == "Paid." and apps.PAID == ["ann"]
+        progress = {"progressToken": "p1", "progress": 0, "total": 2, "message": "asking"}
+        assert c.wire[0] == {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": progress,
+        }
+        assert c.wire[1]["method"] == "elicitation/create"  # the handler's notification first
         assert len(era.server.ledger._spent) == 1  # type: ignore[attr-defined]
 
     run(body)
