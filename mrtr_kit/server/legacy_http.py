@@ -534,8 +534,14 @@ class LegacyEra:
                     raise ValueError("error.message must be a string")
             else:
                 _ANSWER_MODELS[ask.method].model_validate(payload)
-        except (ValueError, ValidationError) as exc:
-            problem = f"not an answer to {ask.method}: {str(exc).splitlines()[0]}"
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "result"
+            problem = f"not an answer to {ask.method}: {where}: {first['msg']}"
+            await self._json(send, 400, _error(None, -32602, problem))
+            return
+        except ValueError as exc:
+            problem = f"not an answer to {ask.method}: {exc}"
             await self._json(send, 400, _error(None, -32602, problem))
             return
         ask.future.set_result({"error": payload} if has_error else {"result": payload})
