@@ -596,6 +596,9 @@ class LegacyEra:
             if current is not None:
                 current.uncancel()  # our cancellation, not the server's shutdown
             body = None
+        except Exception:  # the core answers every failure: this is a bug here, never a 500
+            log.exception("legacy request %r failed outside the core", rid)
+            body = _error(rid, -32603, "Internal error")
         finally:
             session.calls.pop(rid, None)
             session.last_seen = self.now()

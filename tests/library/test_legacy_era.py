@@ -574,6 +574,23 @@ def test_unknown_session_protocol_version_mismatch_and_no_session():
     run(body)
 
 
+def test_a_bug_in_the_driver_is_answered_internal_error_not_500(monkeypatch):
+    def broken(result: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("mrtr_kit.server.legacy_http.legacy_result", broken)
+
+    async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
+        await c.initialize()
+        done = await c.call(
+            "tools/call", {"name": "get_weather", "arguments": {"city": "Oslo"}}, accept_login
+        )
+        assert done["error"] == {"code": -32603, "message": "Internal error"}  # on the stream
+        assert era.sessions[c.sid].pending == {} and era.sessions[c.sid].calls == {}
+
+    run(body)
+
+
 # -- bounds: a client that never answers, and nothing leaks -----------------------------------
 
 
