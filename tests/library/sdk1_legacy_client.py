@@ -19,8 +19,13 @@ from mcp.client.streamable_http import streamablehttp_client
 
 
 async def elicit_accept(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    if "login" in json.dumps(params.requestedSchema):
+    schema = json.dumps(params.requestedSchema)
+    if "login" in schema:
         return types.ElicitResult(action="accept", content={"login": "ann"})
+    if '"name"' in schema:
+        return types.ElicitResult(action="accept", content={"name": "Bea"})
+    if '"ok"' in schema:
+        return types.ElicitResult(action="accept", content={"ok": True})
     return types.ElicitResult(action="accept", content={"city": "Lyon", "nights": 3})
 
 
@@ -45,24 +50,28 @@ async def main(url: str, scenario: str) -> None:
     tool, arguments = (
         ("plan_trip", {}) if scenario == "three_rounds" else ("get_weather", {"city": "Oslo"})
     )
+    callback = {"decline": elicit_decline, "no_elicitation": None}.get(scenario, elicit_accept)
     async with (
         streamablehttp_client(url, headers=headers) as (read, write, _),
         ClientSession(
             read,
             write,
-            elicitation_callback=elicit_decline if scenario == "decline" else elicit_accept,
+            elicitation_callback=callback,
             sampling_callback=sample,
             list_roots_callback=roots,
         ) as session,
     ):
         init = await session.initialize()
-        result = await session.call_tool(tool, arguments)
-    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
-    print(
-        json.dumps(
-            {"protocolVersion": init.protocolVersion, "text": text, "isError": bool(result.isError)}
-        )
-    )
+        if scenario == "prompt_and_resource":
+            prompt = await session.get_prompt("greeting", {})
+            note = await session.read_resource("secret://note")  # type: ignore[arg-type]
+            text = f"{prompt.messages[0].content.text} / {note.contents[0].text}"  # type: ignore[union-attr]
+            is_error = False
+        else:
+            result = await session.call_tool(tool, arguments)
+            text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+            is_error = bool(result.isError)
+    print(json.dumps({"protocolVersion": init.protocolVersion, "text": text, "isError": is_error}))
 
 
 if __name__ == "__main__":

@@ -714,7 +714,9 @@ def sdk1_python() -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", ["form", "three_rounds", "decline"])
+@pytest.mark.parametrize(
+    "scenario", ["form", "three_rounds", "decline", "prompt_and_resource", "no_elicitation"]
+)
 def test_sdk1_client_flows(scenario):
     python = sdk1_python()
 
@@ -734,8 +736,12 @@ def test_sdk1_client_flows(scenario):
             "form": "Hello ann! Sunny in Oslo.",
             "three_rounds": "Lyon in spring: 3 nights in Lyon, saved under file:///home/ann/trips",
             "decline": "No personal forecast for Oslo.",
+            "prompt_and_resource": "Write a greeting for Bea. / the note",
+            "no_elicitation": "This needs the client capability elicitation.form, which this "
+            "session's initialize did not declare",
         }[scenario]
-        assert report["text"] == expected and report["isError"] is False
+        assert report["text"] == expected
+        assert report["isError"] is (scenario == "no_elicitation")  # KIT: a tool error
         assert report["protocolVersion"] == LEGACY
         assert era.sessions == {}  # the SDK client DELETEs its session on exit
 
