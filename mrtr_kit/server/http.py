@@ -42,7 +42,7 @@ import math
 import re
 import socket
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from starlette.requests import ClientDisconnect, Request
@@ -56,6 +56,7 @@ from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, en
 from . import hosts
 from .auth import Unauthenticated
 from .core import McpServer, Reply, encoded_internal_error, error_reply
+from .legacy_http import LegacyEra, LegacyLimits
 
 log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
@@ -259,13 +260,16 @@ class McpHttpEndpoint:
         max_body_bytes: int = MAX_BODY_BYTES,
         body_timeout_s: float = BODY_TIMEOUT_S,
         response_headers: dict[str, str] | None = None,
+        legacy: LegacyEra | None = None,
     ) -> None:
         """Serve ``server`` over Streamable HTTP.
 
         ``principal_of`` maps a request to its authenticated principal (None: no authentication);
         ``max_body_bytes`` and ``body_timeout_s`` bound the body a client may send;
-        ``response_headers`` are added to every response."""
+        ``response_headers`` are added to every response; ``legacy``, when given, serves
+        2025-11-25 sessions beside the 2026-07-28 pipeline (``legacy_http``)."""
         self.server = server
+        self.legacy = legacy
         self.principal_of = principal_of
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
@@ -353,8 +357,9 @@ class McpHttpEndpoint:
         return bytes(body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":  # 2
-            allow = [(b"allow", b"POST"), *self._extra]
+        legacy = self.legacy
+        if scope["method"] != "POST" and (legacy is None or scope["method"] != "DELETE"):  # 2
+            allow = [(b"allow", b"POST" if legacy is None else b"POST, DELETE"), *self._extra]
             await self._send(send, 405, headers=allow)
             return
         # The request headers once, lower-case names, the first of a repeated one (HTTP-8):
@@ -370,6 +375,9 @@ class McpHttpEndpoint:
             auth_log.warning("rejected request: %s", exc.reason)
             await self._unauthorized(send)
             return
+        if legacy is not None and scope["method"] == "DELETE":  # a 2025-11-25 session's end
+            await legacy.other_method("DELETE", principal, headers, send)
+            return
         try:
             message = decode_body(await self._read_body(headers, receive))  # 3, 4
         except _BodyRefused as exc:
@@ -383,6 +391,9 @@ class McpHttpEndpoint:
             return
         except ClientDisconnect:
             await self._send(send, 400)  # nobody is left to read it
+            return
+        if legacy is not None and legacy.handles(message, headers):
+            await legacy.respond(message, principal, headers, receive, send)
             return
         wants_sse = "text/event-stream" in headers.get("accept", "")
         await self._respond(message, principal, headers, wants_sse, receive, send)  # 5, 6
@@ -513,6 +524,8 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     body_timeout_s: float = BODY_TIMEOUT_S,
     response_headers: dict[str, str] | None = None,
+    eras: Literal["modern", "both"] = "modern",
+    legacy_limits: LegacyLimits | None = None,
 ) -> HostOriginGuard:
     """An ASGI app serving ``server`` at ``path`` (HTTP-1): ``McpApp`` inside the Host/Origin
     guard. Run it with uvicorn, ideally with ``uvicorn_config``, or mount it in a Starlette
@@ -522,13 +535,24 @@ def create_app(
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
     request to the authenticated principal that requestState is bound to, or raises
     ``auth.Unauthenticated`` for a 401 (``auth.BearerTokens`` is one).
+
+    ``eras="modern"`` (the default) serves 2026-07-28 only: a 2025-11-25 ``initialize`` gets
+    -32022 naming the supported versions (VER-5). ``eras="both"`` also serves 2025-11-25
+    clients from the same handlers, in sessions bounded by ``legacy_limits``
+    (``legacy_http``; opt-in, KIT).
     """
+    if eras not in ("modern", "both"):
+        raise ValueError(f"eras must be 'modern' or 'both', not {eras!r}")
+    legacy = None
+    if eras == "both":
+        legacy = LegacyEra(server, limits=legacy_limits, response_headers=response_headers)
     endpoint = McpHttpEndpoint(
         server,
         principal_of=principal_of,
         max_body_bytes=max_body_bytes,
         body_timeout_s=body_timeout_s,
         response_headers=response_headers,
+        legacy=legacy,
     )
     hosts = [_allowed_host(h) for h in allowed_hosts]  # a bad entry fails here, not later
     return HostOriginGuard(McpApp(endpoint, path), hosts, response_headers)
