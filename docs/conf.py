@@ -51,6 +51,7 @@ exclude_patterns = [
     ".jupyter-test",
     ".conformance",
     ".inspector",
+    ".sdk1",
     "build",
 ]
 # autosummary reads this relative to the source folder (the repository), HTML relative to docs/.

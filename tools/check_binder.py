@@ -66,6 +66,7 @@ NOT_COPIED = shutil.ignore_patterns(
     ".jupyter-test",
     ".conformance",
     ".inspector",
+    ".sdk1",
     ".hypothesis",
     ".ruff_cache",
     ".mypy_cache",

@@ -182,6 +182,7 @@ NOT_COPIED = (
     ".venv",
     ".conformance",
     ".inspector",
+    ".sdk1",
     ".jupyter-test",
     "node_modules",
     "screenshots",

@@ -700,14 +700,20 @@ def test_a_hang_up_or_a_cancel_ends_the_call_and_drops_its_questions():
 
 # -- the official Python SDK 1.x client (2025-11-25), as a subprocess -------------------------
 
-SDK1_PYTHON = os.environ.get("MRTR_SDK1_PYTHON", "/tmp/sdk1-venv/bin/python")
+# The official Python SDK 1.x (a 2025-11-25 client) in a venv of its own, beside .venv's mcp 2.3:
+# .ci/run's "sdk 1.x client" stage makes it (`python3 -m venv .sdk1`, `pip install "mcp<2"`).
+SDK1_PYTHON = os.environ.get(
+    "MRTR_SDK1_PYTHON", str(Path(__file__).resolve().parents[2] / ".sdk1" / "bin" / "python")
+)
 SDK1_CLIENT = Path(__file__).with_name("sdk1_legacy_client.py")
 
 
 def sdk1_python() -> str:
     if Path(SDK1_PYTHON).exists():
         return SDK1_PYTHON
-    message = f'no SDK 1.x venv at {SDK1_PYTHON}: python -m venv it, pip install "mcp<2"'
+    message = (
+        f'no SDK 1.x venv at {SDK1_PYTHON}: python3 -m venv .sdk1 && .sdk1/bin/pip install "mcp<2"'
+    )
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
