@@ -17,14 +17,16 @@
                                          # the docs site into site/: lessons, API, deployment
     python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
 
-``lab`` installs what the lessons need into ``.venv/``; ``test`` adds the test tools (pytest,
-ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them again even when
-``.venv/`` looks up to date (what ``doctor`` asks for when a package has gone missing).
+``lab`` installs what the lessons need into ``.venv/``: the library (``.``) and, beside it, the
+course (``./course``, its own distribution), both editable; ``test`` adds the library's test
+tools (pytest, ruff, mypy, playwright, redis, hypothesis). ``install [--test]`` installs them
+again even when ``.venv/`` looks up to date (what ``doctor`` asks for when a package has gone
+missing).
 
-``wheelhouse PATH`` (network needed) fills PATH with the wheels of ``mrtr-kit[lab]`` and its
-whole dependency tree (``--test``: ``[lab,test]``), the kit's own wheel, pip and setuptools, for
-Linux x86-64, macOS arm64 and Windows x86-64 and Python 3.11 to 3.14 (``--platform this``: this
-machine's Python only), with a README.txt for the USB stick. ``lab``, ``install`` and ``test``
+``wheelhouse PATH`` (network needed) fills PATH with the wheels of the course, the library and
+their whole dependency tree (``--test``: ``mrtr-kit[test]`` too), their own two wheels, pip and
+setuptools, for Linux x86-64, macOS arm64 and Windows x86-64 and Python 3.11 to 3.14
+(``--platform this``: this machine's Python only), with a README.txt for the USB stick. ``lab``, ``install`` and ``test``
 take ``--offline PATH``: ``.venv/`` is created and filled from PATH alone (``pip --no-index``).
 
 ``test`` checks the lessons as committed (git HEAD), not the copies JupyterLab saved while you
@@ -165,7 +167,8 @@ def ensure_env(
     if not force and PYTHON.exists() and have is not None and set(extras) <= set(have):
         return
     started = time.monotonic()
-    what = " and ".join(install_targets(extras)[1::2]).replace(".", "mrtr-kit", 1)
+    library = install_targets(extras)[1].replace(".", "mrtr-kit", 1)  # "mrtr-kit[test]"
+    what = f"{library} and the course (mrtr-course)"
     if not PYTHON.exists():
         python = sys.version.split()[0]
         say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {python})")
