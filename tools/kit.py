@@ -26,8 +26,9 @@ missing).
 ``wheelhouse PATH`` (network needed) fills PATH with the wheels of the course, the library and
 their whole dependency tree (``--test``: ``mrtr-kit[test]`` too), their own two wheels, pip and
 setuptools, for Linux x86-64, macOS arm64 and Windows x86-64 and Python 3.11 to 3.14
-(``--platform this``: this machine's Python only), with a README.txt for the USB stick. ``lab``, ``install`` and ``test``
-take ``--offline PATH``: ``.venv/`` is created and filled from PATH alone (``pip --no-index``).
+(``--platform this``: this machine's Python only), with a README.txt for the USB stick.
+``lab``, ``install`` and ``test`` take ``--offline PATH``: ``.venv/`` is created and filled from
+PATH alone (``pip --no-index``).
 
 ``test`` checks the lessons as committed (git HEAD), not the copies JupyterLab saved while you
 studied them: ``--working-copy`` tests the files in ``notebooks/`` as they are (after editing a
