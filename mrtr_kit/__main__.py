@@ -30,6 +30,9 @@
   ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
   server's view of each round, ``server/rounds.py``; a notebook follows it with
   ``mrtr_course/plain/server_trace.py``);
+* ``ledger init sqlite:PATH`` — create the SQLite ledger file ``serve --ledger sqlite:PATH``
+  opens; ``serve`` refuses a missing one (one line, status 2) rather than create it, and a
+  file that is a ledger already is left as it is (status 1; see ``cmd_ledger_init``);
 * ``examples`` — list the example names the installed course registers;
 * ``conformance-client URL`` — the client the official conformance suite launches.
 
@@ -112,6 +115,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server, pages = (built, None) if builder.plain else (built.server, built)
     if args.trace:
         server.observer = trace_writer(args.trace)
+    for line in fleet_warnings(args, server):
+        print(f"warning: {line}", file=sys.stderr)
     tokens = BearerTokens.from_env()
     if tokens is not None:
         print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
@@ -125,6 +130,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = pages.app(**options) if pages else create_app(server, **options)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
     return _run(app, args, what, sock)
+
+
+def fleet_warnings(args: argparse.Namespace, server: McpServer) -> list[str]:
+    """What an instance that looks like one of a fleet (``--instance-name``, or a host that is
+    not loopback) lacks to be one (KIT): a key only this process has (the other instances
+    refuse its states) or a ledger in its memory (a state spent here can be spent again on
+    another instance). Each line names the fix; ``serve`` prints them as warnings."""
+    import os
+
+    from .server.keyring import ENV_KEY, ENV_KEYS
+    from .server.ledger import MemoryLedger
+
+    if args.instance_name:
+        why = f"--instance-name {args.instance_name}"
+    elif args.host not in LOOPBACK:
+        why = f"--host {args.host}"
+    else:
+        return []
+    lines = []
+    own_key = not (args.state_keys_file or os.environ.get(ENV_KEYS) or os.environ.get(ENV_KEY))
+    if getattr(args, "gets_cli_keys", False) and own_key:
+        lines.append(
+            f"{why} looks like a fleet, but this process seals requestState with a key of its "
+            "own: another instance refuses its states. Give every instance the same keys "
+            f"({ENV_KEYS} or --state-keys-file)"
+        )
+    if isinstance(server.ledger, MemoryLedger):
+        lines.append(
+            f"{why} looks like a fleet, but the ledger is in this process's memory: a state "
+            "spent here can be spent again on another instance. Give every instance the same "
+            "--ledger sqlite:PATH (one machine) or redis://HOST:PORT/DB"
+        )
+    return lines
 
 
 def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> int:
@@ -280,6 +318,7 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
     from .server.ledger import LedgerUnavailable, open_ledger
 
     keys = _state_keys(args)
+    args.gets_cli_keys = True  # for fleet_warnings: the server seals with the CLI's keys
     try:
         ledger = open_ledger(
             args.ledger or "memory",
@@ -294,17 +333,18 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
 STATE_OPTIONS = ("state_keys", "state_codec", "ledger")
 
 
-def load_app(spec: str) -> Any:
+def load_app(spec: str, option: str = "--app") -> Any:
     """The object ``module:attribute`` names, imported like ``uvicorn module:app`` does: the
     current folder first on ``sys.path``; ``attribute`` may be dotted (``pkg.mod:obj.server``).
     A malformed spec, a module that is not there or a missing attribute is ``_Refused``; an
-    exception raised inside the module itself is the module's own, and keeps its traceback."""
+    exception raised inside the module itself is the module's own, and keeps its traceback.
+    ``option`` names the option in those messages (``--app``, ``--principal-of``)."""
     import importlib
     import os
 
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name.strip() or not attribute.strip():
-        raise _Refused(f"--app {spec!r}: write it module:attribute, e.g. myserver:server")
+        raise _Refused(f"{option} {spec!r}: write it module:attribute, e.g. myserver:server")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -314,7 +354,7 @@ def load_app(spec: str) -> Any:
         missing = exc.name or ""
         if missing and (module_name == missing or module_name.startswith(missing + ".")):
             raise _Refused(
-                f"--app {spec!r}: no module named {missing!r} (looked in {cwd})"
+                f"{option} {spec!r}: no module named {missing!r} (looked in {cwd})"
             ) from None
         raise
     for part in attribute.split("."):
@@ -322,7 +362,7 @@ def load_app(spec: str) -> Any:
             target = getattr(target, part)
         except AttributeError:
             raise _Refused(
-                f"--app {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+                f"{option} {spec!r}: module {module_name!r} has no attribute {attribute!r}"
             ) from None
     return target
 
@@ -438,6 +478,39 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ledger_init(args: argparse.Namespace) -> int:
+    """``ledger init sqlite:PATH``: create the SQLite ledger file ``serve --ledger`` opens; the
+    one way a ledger file comes to exist (``serve`` never creates one, KIT). Not idempotent, on
+    purpose: on a file that is a ledger already it changes nothing and exits with status 1, so
+    an ``init`` left in a start-up script fails loudly instead of quietly recreating a deleted
+    ledger empty at every boot. Run it once, when the machine is provisioned."""
+    from .server.ledger import LedgerRefused
+    from .server.ledger.sqlite import SqliteLedger
+
+    spec = args.spec
+    if not spec.startswith("sqlite:") or not spec.removeprefix("sqlite:"):
+        kind = "Redis" if spec.startswith(("redis://", "rediss://", "unix://")) else None
+        why = f"a {kind} ledger needs no init" if kind else "write it sqlite:PATH"
+        print(f"ledger init {spec}: {why}", file=sys.stderr)
+        return 2
+    path = spec.removeprefix("sqlite:")
+    try:
+        SqliteLedger(path)  # opens only what is a ledger already
+    except LedgerRefused:
+        pass
+    else:
+        print(f"ledger init: {path} is a ledger already; nothing changed", file=sys.stderr)
+        return 1
+    try:
+        ledger = SqliteLedger(path, create=True)
+    except LedgerRefused as exc:
+        print(f"ledger init: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(ledger.aclose())
+    print(f"created the SQLite ledger {path}")
+    return 0
+
+
 def cmd_conformance_client(args: argparse.Namespace) -> int:
     from .client.conformance_client import main as conformance_main  # imported only when used
 
@@ -522,7 +595,8 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--ledger",
-        help="memory (default), sqlite:PATH or redis://HOST:PORT/DB "
+        help="memory (default), sqlite:PATH (a file `mrtr-kit ledger init sqlite:PATH` "
+        "created: a missing one is refused) or redis://HOST:PORT/DB "
         "(needs pip install 'mrtr-kit[redis]')",
     )
     serve.add_argument(
@@ -553,6 +627,24 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
 
     if "demo" not in added:  # listed in --help, answered by main() (MOVED)
         sub.add_parser("demo", help="moved: python -m mrtr_course demo")
+
+    ledger = sub.add_parser(
+        "ledger",
+        help="ledger init sqlite:PATH: create the SQLite ledger file serve --ledger opens",
+    )
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True)
+    init = ledger_sub.add_parser(
+        "init",
+        help="create a SQLite ledger file (serve never creates one: a deleted ledger must not "
+        "come back empty); status 1 if it is a ledger already (nothing changed)",
+        description="Create the SQLite ledger file that serve --ledger sqlite:PATH opens. "
+        "serve refuses a missing file rather than create one: a ledger deleted under a fleet "
+        "and recreated empty would accept a replay of every state it had spent. Run this "
+        "once, when the machine is provisioned, not in a start-up script: on a file that is "
+        "a ledger already it changes nothing and exits with status 1.",
+    )
+    init.add_argument("spec", metavar="sqlite:PATH")
+    init.set_defaults(func=cmd_ledger_init)
 
     client = sub.add_parser(
         "conformance-client", help="the client for the conformance suite (URL comes last)"
