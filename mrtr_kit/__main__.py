@@ -10,7 +10,9 @@
   and where single-use states and the examples' business records (payouts, bookings) are
   kept; a Redis without persistence is refused unless ``--allow-volatile-ledger``. Several
   processes that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``)
-  and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
+  and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth,
+  or ``--principal-of MODULE:ATTRIBUTE`` names your own check of the request's headers (sync
+  or async; the principal, or None for 401; ``auth.FromHeaders``);
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
 * ``serve --app MODULE:ATTRIBUTE`` — your own ``McpServer`` instead of an example, found like
   ``uvicorn module:app`` (the current folder first on ``sys.path``): the server itself, served
@@ -25,8 +27,10 @@
   ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
   for a client that starts the server as its child process. stdout carries JSON-RPC lines
   only, no banner; logs go to stderr (STDIO-1). It ends, with status 0, when stdin closes.
-  No authentication: the client that started the process is the user (HTTP's
-  ``MRTR_KIT_BEARER_TOKENS``, ``--host``, ``--port`` and ``--instance-name`` do not apply);
+  No authentication: the client that started the process is the user, named by
+  ``--principal NAME`` or ``MRTR_KIT_PRINCIPAL`` (else no principal); HTTP's
+  ``MRTR_KIT_BEARER_TOKENS``, ``--principal-of``, ``--host``, ``--port`` and
+  ``--instance-name`` do not apply;
   ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
   server's view of each round, ``server/rounds.py``; a notebook follows it with
   ``mrtr_course/plain/server_trace.py``);
@@ -45,12 +49,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .server.auth import FromHeaders
     from .server.core import McpServer
     from .server.keyring import KeyRing
 
@@ -97,7 +103,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "warning: --allowed-host '*' admits any Host and Origin (no DNS-rebinding defence)",
             file=sys.stderr,
         )
+    if args.principal:
+        print(
+            "serve: --principal is for --stdio; over HTTP each request's credential names its "
+            "principal (--principal-of, or MRTR_KIT_BEARER_TOKENS)",
+            file=sys.stderr,
+        )
+        return 2
+    if os.environ.get(ENV_PRINCIPAL):
+        print(f"warning: {ENV_PRINCIPAL} is for --stdio; ignored over HTTP", file=sys.stderr)
     try:
+        principal_of = _principal_of(args)
         if builder is None:
             server = _app_server(args)
         else:
@@ -117,14 +133,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.observer = trace_writer(args.trace)
     for line in fleet_warnings(args, server):
         print(f"warning: {line}", file=sys.stderr)
-    tokens = BearerTokens.from_env()
-    if tokens is not None:
-        print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
+    if principal_of is None:
+        principal_of = tokens = BearerTokens.from_env()
+        if tokens is not None:
+            print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
+    else:
+        print(f"authentication by --principal-of {args.principal_of}", file=sys.stderr)
     # A fleet's instances name themselves in every response (lesson 03 counts them).
     instance = {INSTANCE_HEADER: args.instance_name} if args.instance_name else None
     options: dict[str, Any] = {
         "allowed_hosts": hosts,
-        "principal_of": tokens,
+        "principal_of": principal_of,
         "response_headers": instance,
     }
     app = pages.app(**options) if pages else create_app(server, **options)
@@ -132,12 +151,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return _run(app, args, what, sock)
 
 
+ENV_PRINCIPAL = "MRTR_KIT_PRINCIPAL"  # serve --stdio's principal, when --principal is not given
+
+
+def _principal_of(args: argparse.Namespace) -> FromHeaders | None:
+    """``--principal-of module:attribute``: the user's check of the request's headers (sync or
+    async, returning the principal or None for 401), loaded like ``--app`` and wrapped in
+    ``auth.FromHeaders``; None without the option (then ``MRTR_KIT_BEARER_TOKENS``, if set, is
+    the table of tokens). Both at once are refused: two answers to "who is calling"."""
+    import inspect
+
+    from .server.auth import ENV_TOKENS, FromHeaders
+
+    if args.principal_of is None:
+        return None
+    if os.environ.get(ENV_TOKENS, "").strip():
+        raise _Refused(
+            f"--principal-of and {ENV_TOKENS} both say who is calling; keep one (the token "
+            "table is the default when --principal-of is not given)"
+        )
+    check = load_app(args.principal_of, "--principal-of")
+    if not callable(check):
+        raise _Refused(
+            f"--principal-of {args.principal_of!r} names an object of type "
+            f"{type(check).__name__}, not a callable"
+        )
+    try:
+        inspect.signature(check).bind({})
+    except TypeError:
+        raise _Refused(
+            f"--principal-of {args.principal_of!r} must take one argument: the request's headers"
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin): the first request will say
+    return FromHeaders(check, name=args.principal_of)
+
+
 def fleet_warnings(args: argparse.Namespace, server: McpServer) -> list[str]:
     """What an instance that looks like one of a fleet (``--instance-name``, or a host that is
     not loopback) lacks to be one (KIT): a key only this process has (the other instances
     refuse its states) or a ledger in its memory (a state spent here can be spent again on
     another instance). Each line names the fix; ``serve`` prints them as warnings."""
-    import os
 
     from .server.keyring import ENV_KEY, ENV_KEYS
     from .server.ledger import MemoryLedger
@@ -191,9 +245,14 @@ def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> in
         # there is nothing to visit.
         print(f"serve --stdio: {args.example} needs its HTTP pages; serve it over HTTP")
         return 2
+    if args.principal_of:
+        print("serve --stdio: --principal-of reads HTTP headers; over stdio use --principal NAME")
+        return 2
     if os.environ.get("MRTR_KIT_BEARER_TOKENS"):
         # No credential crosses a pipe: the client that started this process is the user.
         print("serve --stdio: MRTR_KIT_BEARER_TOKENS is for HTTP; ignored over stdio")
+    # Whoever started this process is the user: the option, else the environment, else none.
+    principal = args.principal or os.environ.get(ENV_PRINCIPAL, "").strip() or None
     try:
         server = _app_server(args) if builder is None else builder.build(None, _example_state(args))
     except _Refused as exc:
@@ -202,9 +261,10 @@ def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> in
     if args.trace:
         server.observer = trace_writer(args.trace)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
-    logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio", what)
+    as_whom = f" as principal {principal!r}" if principal else " with no principal"
+    logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio%s", what, as_whom)
     try:
-        asyncio.run(serve_stdio(server, stdout_fd=out.fileno()))
+        asyncio.run(serve_stdio(server, stdout_fd=out.fileno(), principal=principal))
     except KeyboardInterrupt:
         return 130
     return 0
@@ -610,6 +670,22 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
         "--allow-volatile-ledger",
         action="store_true",
         help="accept a Redis ledger that keeps nothing across a restart (throw-away demos only)",
+    )
+    serve.add_argument(
+        "--principal-of",
+        metavar="MODULE:ATTRIBUTE",
+        help="your own authentication over HTTP, loaded like --app: a sync or async callable "
+        "given the request's headers (a case-insensitive mapping) that returns the principal "
+        "(a str: what requestState is bound to) or None to refuse with 401; raising refuses "
+        "too. Instead of the default, the token table in MRTR_KIT_BEARER_TOKENS "
+        "(name:token,...), which it cannot be combined with",
+    )
+    serve.add_argument(
+        "--principal",
+        metavar="NAME",
+        help=f"with --stdio: the principal of every request (the user who started this "
+        f"process; default ${ENV_PRINCIPAL}, else none). HTTP takes it from each request's "
+        "credential instead",
     )
     serve.add_argument(
         "--instance-name", help="name this process in an X-Mcp-Instance response header"
