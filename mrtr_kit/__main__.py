@@ -23,6 +23,8 @@
   loopback ones (HTTP-27, HTTP-29); ``--forwarded-allow-ips IP[,IP]`` trusts a proxy's
   ``X-Forwarded-For``/``-Proto`` (uvicorn's settings; ``X-Forwarded-Host`` is never read);
   ``--state-keys-file PATH`` reads the keys ``MRTR_KIT_STATE_KEYS`` would hold from a file;
+  ``--clock-skew SECONDS`` is ``McpServer(clock_skew_s=...)`` for an example or a factory that
+  takes ``clock_skew_s`` (refused for any other ``--app``);
 * ``serve --stdio --example NAME`` — the same example server (and ``--state-codec``,
   ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
   for a client that starts the server as its child process. stdout carries JSON-RPC lines
@@ -117,7 +119,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if builder is None:
             server = _app_server(args)
         else:
-            state = _example_state(args)
+            state = _example_options(args)
     except _Refused as exc:
         print(f"serve: {exc}", file=sys.stderr)
         return 2
@@ -254,7 +256,9 @@ def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> in
     # Whoever started this process is the user: the option, else the environment, else none.
     principal = args.principal or os.environ.get(ENV_PRINCIPAL, "").strip() or None
     try:
-        server = _app_server(args) if builder is None else builder.build(None, _example_state(args))
+        server = (
+            _app_server(args) if builder is None else builder.build(None, _example_options(args))
+        )
     except _Refused as exc:
         print(f"serve: {exc}")
         return 2
@@ -391,6 +395,16 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
 
 
 STATE_OPTIONS = ("state_keys", "state_codec", "ledger")
+SKEW_OPTION = "clock_skew_s"  # McpServer's keyword that --clock-skew fills
+
+
+def _example_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What an example's builder is called with: ``_example_state``, and ``clock_skew_s`` when
+    ``--clock-skew`` is given (every example passes its options on to ``McpServer``)."""
+    options = _example_state(args)
+    if args.clock_skew is not None:
+        options[SKEW_OPTION] = args.clock_skew
+    return options
 
 
 def load_app(spec: str, option: str = "--app") -> Any:
@@ -432,8 +446,9 @@ def _app_server(args: argparse.Namespace) -> McpServer:
     was built (its own keys, codec and ledger); or what a callable returns. A callable that
     takes ``state_keys``, ``state_codec`` and ``ledger`` keywords (like the examples'
     builders) is called with the CLI's (``--state-keys-file`` or ``MRTR_KIT_STATE_KEYS``,
-    ``--state-codec``, ``--ledger``); any other is called with no arguments. Those options
-    given to a server that would not receive them are refused, never silently ignored."""
+    ``--state-codec``, ``--ledger``); one that takes ``clock_skew_s`` gets ``--clock-skew``
+    when it is given; any other is called with no arguments. Those options given to a server
+    that would not receive them are refused, never silently ignored."""
     import inspect
 
     from .server.core import McpServer
@@ -448,12 +463,14 @@ def _app_server(args: argparse.Namespace) -> McpServer:
         )
         if value is not None
     ]
+    skew = args.clock_skew
     if isinstance(target, McpServer):
-        if given:
+        if given or skew is not None:
+            flags = [*given, *(["--clock-skew"] if skew is not None else [])]
             raise _Refused(
-                f"--app {args.app!r} is an McpServer built with its own keys, codec and ledger; "
-                f"{', '.join(given)} cannot change them (name a factory taking "
-                f"{', '.join(STATE_OPTIONS)} instead)"
+                f"--app {args.app!r} is an McpServer built with its own keys, codec, ledger and "
+                f"clock skew; {', '.join(flags)} cannot change them (name a factory taking "
+                f"{', '.join(STATE_OPTIONS)} or {SKEW_OPTION} instead)"
             )
         return target
     if not callable(target):
@@ -466,25 +483,35 @@ def _app_server(args: argparse.Namespace) -> McpServer:
     except (TypeError, ValueError):
         params = ()  # nothing to read: called with no arguments
     names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    takes_state = set(STATE_OPTIONS) <= names or any(p.kind is p.VAR_KEYWORD for p in params)
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in params)
+    takes_state = set(STATE_OPTIONS) <= names or any_keyword
+    if given and not takes_state:
+        raise _Refused(
+            f"--app {args.app!r} takes no {', '.join(STATE_OPTIONS)} keywords; "
+            f"{', '.join(given)} would not reach its server"
+        )
+    if skew is not None and not (SKEW_OPTION in names or any_keyword):
+        # Never silently ignored: the operator asked for an expiry the server would not keep.
+        raise _Refused(
+            f"--app {args.app!r} takes no {SKEW_OPTION} keyword; --clock-skew would not reach "
+            "its server"
+        )
+    keywords: dict[str, Any] = {}
+    if skew is not None:
+        keywords[SKEW_OPTION] = skew
+    probe = {**keywords, **(dict.fromkeys(STATE_OPTIONS) if takes_state else {})}
+    try:
+        inspect.signature(target).bind(**probe)
+    except TypeError:
+        raise _Refused(
+            f"--app {args.app!r} needs arguments; name an McpServer, a callable with none, "
+            f"or one taking {', '.join(STATE_OPTIONS)} (and {SKEW_OPTION})"
+        ) from None
+    except ValueError:
+        pass  # no signature to check (a builtin): let the call say
     if takes_state:
-        server = target(**_example_state(args))
-    else:
-        if given:
-            raise _Refused(
-                f"--app {args.app!r} takes no {', '.join(STATE_OPTIONS)} keywords; "
-                f"{', '.join(given)} would not reach its server"
-            )
-        try:
-            inspect.signature(target).bind()
-        except TypeError:
-            raise _Refused(
-                f"--app {args.app!r} needs arguments; name an McpServer, a callable with none, "
-                f"or one taking {', '.join(STATE_OPTIONS)}"
-            ) from None
-        except ValueError:
-            pass  # no signature to check (a builtin): let the call say
-        server = target()
+        keywords.update(_example_state(args))
+    server = target(**keywords)
     if not isinstance(server, McpServer):
         raise _Refused(
             f"--app {args.app!r} returned an object of type {type(server).__name__}, "
@@ -586,10 +613,22 @@ def cmd_conformance_client(args: argparse.Namespace) -> int:
 Extension = Callable[[argparse.ArgumentParser, Any], set[str]]
 
 
+def _whole_seconds(text: str) -> int:
+    """``--clock-skew``: a whole number of seconds, 0 or more (argparse's type)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = -1
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds >= 0")
+    return seconds
+
+
 def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
     """The ``mrtr-kit`` parser; ``extend`` adds another program's options and commands (the
     course's ``python -m mrtr_course`` adds ``serve --legacy`` and ``demo``)."""
     from .server.ledger import LEDGER_TIMEOUT_S
+    from .server.state import CLOCK_SKEW_S
 
     parser = argparse.ArgumentParser(
         prog="mrtr-kit", description="MCP 2026-07-28 Multi Round-Trip Requests: servers and demos."
@@ -665,6 +704,16 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
         default=LEDGER_TIMEOUT_S,
         help=f"seconds a ledger write may take before the request gets -31000, try again "
         f"later (default {LEDGER_TIMEOUT_S:g})",
+    )
+    serve.add_argument(
+        "--clock-skew",
+        type=_whole_seconds,
+        metavar="SECONDS",
+        help="how far apart the clocks of the instances sharing the keys may be: a "
+        "requestState is accepted up to its TTL plus this, and refused after, to the second "
+        f"(McpServer(clock_skew_s=...); default {CLOCK_SKEW_S}, 0 for one instance). For an "
+        "example, or an --app factory taking a clock_skew_s keyword; refused for any other "
+        "--app",
     )
     serve.add_argument(
         "--allow-volatile-ledger",

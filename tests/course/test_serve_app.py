@@ -307,3 +307,17 @@ def test_stdio_1_serve_app_over_stdio_two_processes_share_a_keys_file(tmp_path):
         request("tools/call", {"name": "hello", "arguments": {}, **params}, capabilities=FORMS)
     )
     assert done["content"][0]["text"] == "Hello Ada"
+
+
+@pytest.mark.parametrize("example", ["weather", "refunds", "url-login"])
+def test_kit_clock_skew_reaches_an_examples_server(example):
+    """``serve --example NAME --clock-skew 4``: every example passes its options on to
+    ``McpServer``, so its states are accepted up to TTL + 4 s (the expiry itself is
+    tests/library/test_serve_clock_skew.py's)."""
+    from mrtr_kit.__main__ import _example_builder, _example_options
+
+    args = build_parser().parse_args(["serve", "--example", example, "--clock-skew", "4"])
+    builder = _example_builder(example)
+    built = builder.build("http://127.0.0.1:1", _example_options(args))
+    server = built if builder.plain else built.server
+    assert server.states.skew_s == 4
