@@ -58,7 +58,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .server.auth import FromHeaders
+    from .server.auth import BearerTokens, FromHeaders
     from .server.core import McpServer
     from .server.keyring import KeyRing
 
@@ -84,7 +84,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.stdio:
         return _serve_stdio(args, builder)
 
-    from .server.auth import BearerTokens
     from .server.hosts import parse_host
     from .server.http import INSTANCE_HEADER, LOOPBACK_HOSTS, bind_tcp, create_app
 
@@ -116,6 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"warning: {ENV_PRINCIPAL} is for --stdio; ignored over HTTP", file=sys.stderr)
     try:
         principal_of = _principal_of(args)
+        tokens = None if principal_of else _bearer_tokens()
         if builder is None:
             server = _app_server(args)
         else:
@@ -135,11 +135,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.observer = trace_writer(args.trace)
     for line in fleet_warnings(args, server):
         print(f"warning: {line}", file=sys.stderr)
-    if principal_of is None:
-        principal_of = tokens = BearerTokens.from_env()
-        if tokens is not None:
-            print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
-    else:
+    if tokens is not None:
+        principal_of = tokens
+        print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
+    elif principal_of is not None:
         print(f"authentication by --principal-of {args.principal_of}", file=sys.stderr)
     # A fleet's instances name themselves in every response (lesson 03 counts them).
     instance = {INSTANCE_HEADER: args.instance_name} if args.instance_name else None
@@ -151,6 +150,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = pages.app(**options) if pages else create_app(server, **options)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
     return _run(app, args, what, sock)
+
+
+def _bearer_tokens() -> BearerTokens | None:
+    """The token table in ``MRTR_KIT_BEARER_TOKENS`` (None when it is not set); a malformed one
+    is refused before the port is bound, without showing any token."""
+    from .server.auth import ENV_TOKENS, BearerTokens
+
+    try:
+        return BearerTokens.from_env()
+    except ValueError as exc:
+        raise _Refused(f"{ENV_TOKENS}: {exc}") from None
 
 
 ENV_PRINCIPAL = "MRTR_KIT_PRINCIPAL"  # serve --stdio's principal, when --principal is not given

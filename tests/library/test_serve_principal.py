@@ -201,6 +201,8 @@ def test_http_29_a_check_that_raises_or_returns_a_non_str_is_401_never_500(app_d
         (["--principal-of", "my_auth:number"], {}, "not a callable"),
         (["--principal-of", "my_auth:no_arguments"], {}, "must take one argument"),
         (["--stdio", "--principal-of", "my_auth:check"], {}, "over stdio use --principal NAME"),
+        # a malformed token table: one line before the port is bound, no token shown
+        ([], {"MRTR_KIT_BEARER_TOKENS": "garbage"}, "MRTR_KIT_BEARER_TOKENS: write each entry"),
     ],
 )
 def test_kit_what_cannot_work_is_refused_in_one_line_status_2(
