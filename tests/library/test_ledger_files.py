@@ -72,11 +72,16 @@ def test_a_missing_file_is_refused_not_created(tmp_path):
     asyncio.run(SqliteLedger(path).aclose())  # and now it opens
 
 
-@pytest.mark.parametrize("case", ["no folder", "not a database", "empty file", "other tables"])
+@pytest.mark.parametrize(
+    "case", ["no folder", "a file as folder", "not a database", "empty file", "other tables"]
+)
 def test_what_is_not_a_ledger_is_refused_in_one_line(tmp_path, case):
     path = tmp_path / "ledger.db"
     if case == "no folder":
         path = tmp_path / "nowhere" / "ledger.db"
+    elif case == "a file as folder":
+        (tmp_path / "plain").write_text("a file")
+        path = tmp_path / "plain" / "ledger.db"
     elif case == "not a database":
         path.write_text("this is a text file, not SQLite\n" * 20)
     elif case == "empty file":
@@ -88,6 +93,7 @@ def test_what_is_not_a_ledger_is_refused_in_one_line(tmp_path, case):
     message = refused(lambda: SqliteLedger(path))
     expected = {
         "no folder": "does not exist",
+        "a file as folder": "is not a folder",
         "not a database": "not a database",
         "empty file": "is empty, not a ledger yet",
         "other tables": "holds other tables",

@@ -277,7 +277,8 @@ def _connect(path: Path, timeout_s: float, create: bool) -> sqlite3.Connection:
     where = f"SQLite ledger {path}"
     folder = path.absolute().parent
     if not folder.is_dir():
-        raise LedgerRefused(f"{where}: the folder {folder} does not exist")
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise LedgerRefused(f"{where}: the folder {folder} {what}")
     if not create and not path.exists():
         raise LedgerRefused(
             f"{where} does not exist; create it with `{INIT_HINT.format(path=path)}` "
