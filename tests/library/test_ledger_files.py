@@ -279,3 +279,14 @@ def test_an_mcpserver_app_with_a_memory_ledger_warns_too(tmp_path, monkeypatch):
     assert isinstance(server, McpServer)
     [line] = fleet_warnings(args, server)
     assert line.startswith("--instance-name b looks like a fleet") and "memory" in line
+
+
+def test_a_relative_path_is_checked_where_it_was_opened(tmp_path, monkeypatch):
+    """The file check names the file opened, not whatever the same relative path names after
+    the process changes folder: no false -31000."""
+    monkeypatch.chdir(tmp_path)
+    ledger = SqliteLedger("ledger.db", create=True)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert asyncio.run(ledger.spend("jti", FAR))
+    asyncio.run(ledger.aclose())

@@ -84,6 +84,8 @@ class SqliteLedger:
         The file must exist and be a ledger, unless ``create`` (then a missing file is created
         with the schema); anything else is ``LedgerRefused``, with one line that says why."""
         self.path = Path(path)
+        # Checked by this name even if the process changes its working folder later.
+        self._absolute = self.path.absolute()
         self._now = now
         self.timeout_s = timeout_s
         self._sweep_every_s = sweep_every_s
@@ -92,7 +94,7 @@ class SqliteLedger:
         self._db = _connect(self.path, timeout_s, create)
         try:
             # Which file this connection holds: compared with the path's before every use.
-            self._file = _identity(self.path)
+            self._file = _identity(self._absolute)
         except OSError as exc:  # gone between the connect and here
             self._db.close()
             raise LedgerRefused(f"SQLite ledger {self.path}: {exc.strerror}") from None
@@ -128,7 +130,7 @@ class SqliteLedger:
         and inode (``os.stat`` of the path against the one taken at open), so a running
         instance never spends into a file no other instance, nor its own restart, will see."""
         try:
-            now = _identity(self.path)
+            now = _identity(self._absolute)
         except OSError:
             now = None
         if now != self._file:
