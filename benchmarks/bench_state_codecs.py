@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\none ledger spend (MRTR-S5d), for scale")
     memory = MemoryLedger()
     folder = Path(tempfile.mkdtemp(prefix="bench-ledger-"))
-    sqlite = SqliteLedger(folder / "spent.sqlite3")
+    sqlite = SqliteLedger(folder / "spent.sqlite3", create=True)
     for name, ledger, n in (("memory", memory, 2000), ("sqlite", sqlite, 300)):
         ids = [f"{name}-{i}-{os.urandom(4).hex()}" for i in range(n)]
 

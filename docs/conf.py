@@ -37,9 +37,16 @@ extensions = [
 ]
 
 # The whole repository is the source folder, but only these are pages: the lessons as
-# discovered (every notebooks/NN-name/NN-name.ipynb), docs/ and the README the lessons link to.
+# discovered (every notebooks/NN-name/NN-name.ipynb), docs/, the README the lessons link to and
+# the changelog the policy page links to.
 root_doc = "docs/index"
-include_patterns = ["README.md", "instructors/**", "docs/**", "notebooks/*/*.ipynb"]
+include_patterns = [
+    "README.md",
+    "CHANGELOG.md",
+    "instructors/**",
+    "docs/**",
+    "notebooks/*/*.ipynb",
+]
 exclude_patterns = [
     "docs/_templates/**",
     "docs/_root/**",

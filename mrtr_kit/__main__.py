@@ -10,7 +10,9 @@
   and where single-use states and the examples' business records (payouts, bookings) are
   kept; a Redis without persistence is refused unless ``--allow-volatile-ledger``. Several
   processes that serve one fleet share ``MRTR_KIT_STATE_KEYS`` (or ``MRTR_KIT_STATE_KEY``)
-  and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth;
+  and the ledger; ``MRTR_KIT_BEARER_TOKENS="alice:<token>,..."`` turns on bearer-token auth,
+  or ``--principal-of MODULE:ATTRIBUTE`` names your own check of the request's headers (sync
+  or async; the principal, or None for 401; ``auth.FromHeaders``);
   ``--instance-name NAME`` adds an ``X-Mcp-Instance: NAME`` header to every response (a fleet);
 * ``serve --app MODULE:ATTRIBUTE`` — your own ``McpServer`` instead of an example, found like
   ``uvicorn module:app`` (the current folder first on ``sys.path``): the server itself, served
@@ -21,15 +23,22 @@
   loopback ones (HTTP-27, HTTP-29); ``--forwarded-allow-ips IP[,IP]`` trusts a proxy's
   ``X-Forwarded-For``/``-Proto`` (uvicorn's settings; ``X-Forwarded-Host`` is never read);
   ``--state-keys-file PATH`` reads the keys ``MRTR_KIT_STATE_KEYS`` would hold from a file;
+  ``--clock-skew SECONDS`` is ``McpServer(clock_skew_s=...)`` for an example or a factory that
+  takes ``clock_skew_s`` (refused for any other ``--app``);
 * ``serve --stdio --example NAME`` — the same example server (and ``--state-codec``,
   ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
   for a client that starts the server as its child process. stdout carries JSON-RPC lines
   only, no banner; logs go to stderr (STDIO-1). It ends, with status 0, when stdin closes.
-  No authentication: the client that started the process is the user (HTTP's
-  ``MRTR_KIT_BEARER_TOKENS``, ``--host``, ``--port`` and ``--instance-name`` do not apply);
+  No authentication: the client that started the process is the user, named by
+  ``--principal NAME`` or ``MRTR_KIT_PRINCIPAL`` (else no principal); HTTP's
+  ``MRTR_KIT_BEARER_TOKENS``, ``--principal-of``, ``--host``, ``--port`` and
+  ``--instance-name`` do not apply;
   ``--trace PATH`` appends one JSON line per answered request to PATH, flushed at once (the
   server's view of each round, ``server/rounds.py``; a notebook follows it with
   ``mrtr_course/plain/server_trace.py``);
+* ``ledger init sqlite:PATH`` — create the SQLite ledger file ``serve --ledger sqlite:PATH``
+  opens; ``serve`` refuses a missing one (one line, status 2) rather than create it, and a
+  file that is a ledger already is left as it is (status 1; see ``cmd_ledger_init``);
 * ``examples`` — list the example names the installed course registers;
 * ``conformance-client URL`` — the client the official conformance suite launches.
 
@@ -42,12 +51,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .server.auth import BearerTokens, FromHeaders
     from .server.core import McpServer
     from .server.keyring import KeyRing
 
@@ -73,7 +84,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.stdio:
         return _serve_stdio(args, builder)
 
-    from .server.auth import BearerTokens
     from .server.hosts import parse_host
     from .server.http import INSTANCE_HEADER, LOOPBACK_HOSTS, bind_tcp, create_app
 
@@ -94,11 +104,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "warning: --allowed-host '*' admits any Host and Origin (no DNS-rebinding defence)",
             file=sys.stderr,
         )
+    if args.principal:
+        print(
+            "serve: --principal is for --stdio; over HTTP each request's credential names its "
+            "principal (--principal-of, or MRTR_KIT_BEARER_TOKENS)",
+            file=sys.stderr,
+        )
+        return 2
+    if os.environ.get(ENV_PRINCIPAL):
+        print(f"warning: {ENV_PRINCIPAL} is for --stdio; ignored over HTTP", file=sys.stderr)
     try:
+        principal_of = _principal_of(args)
+        tokens = None if principal_of else _bearer_tokens()
         if builder is None:
             server = _app_server(args)
         else:
-            state = _example_state(args)
+            state = _example_options(args)
     except _Refused as exc:
         print(f"serve: {exc}", file=sys.stderr)
         return 2
@@ -112,19 +133,102 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server, pages = (built, None) if builder.plain else (built.server, built)
     if args.trace:
         server.observer = trace_writer(args.trace)
-    tokens = BearerTokens.from_env()
+    for line in fleet_warnings(args, server):
+        print(f"warning: {line}", file=sys.stderr)
     if tokens is not None:
+        principal_of = tokens
         print(f"bearer-token auth for {', '.join(tokens.principals)}", file=sys.stderr)
+    elif principal_of is not None:
+        print(f"authentication by --principal-of {args.principal_of}", file=sys.stderr)
     # A fleet's instances name themselves in every response (lesson 03 counts them).
     instance = {INSTANCE_HEADER: args.instance_name} if args.instance_name else None
     options: dict[str, Any] = {
         "allowed_hosts": hosts,
-        "principal_of": tokens,
+        "principal_of": principal_of,
         "response_headers": instance,
     }
     app = pages.app(**options) if pages else create_app(server, **options)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
     return _run(app, args, what, sock)
+
+
+def _bearer_tokens() -> BearerTokens | None:
+    """The token table in ``MRTR_KIT_BEARER_TOKENS`` (None when it is not set); a malformed one
+    is refused before the port is bound, without showing any token."""
+    from .server.auth import ENV_TOKENS, BearerTokens
+
+    try:
+        return BearerTokens.from_env()
+    except ValueError as exc:
+        raise _Refused(f"{ENV_TOKENS}: {exc}") from None
+
+
+ENV_PRINCIPAL = "MRTR_KIT_PRINCIPAL"  # serve --stdio's principal, when --principal is not given
+
+
+def _principal_of(args: argparse.Namespace) -> FromHeaders | None:
+    """``--principal-of module:attribute``: the user's check of the request's headers (sync or
+    async, returning the principal or None for 401), loaded like ``--app`` and wrapped in
+    ``auth.FromHeaders``; None without the option (then ``MRTR_KIT_BEARER_TOKENS``, if set, is
+    the table of tokens). Both at once are refused: two answers to "who is calling"."""
+    import inspect
+
+    from .server.auth import ENV_TOKENS, FromHeaders
+
+    if args.principal_of is None:
+        return None
+    if os.environ.get(ENV_TOKENS, "").strip():
+        raise _Refused(
+            f"--principal-of and {ENV_TOKENS} both say who is calling; keep one (the token "
+            "table is the default when --principal-of is not given)"
+        )
+    check = load_app(args.principal_of, "--principal-of")
+    if not callable(check):
+        raise _Refused(
+            f"--principal-of {args.principal_of!r} names an object of type "
+            f"{type(check).__name__}, not a callable"
+        )
+    try:
+        inspect.signature(check).bind({})
+    except TypeError:
+        raise _Refused(
+            f"--principal-of {args.principal_of!r} must take one argument: the request's headers"
+        ) from None
+    except ValueError:
+        pass  # no signature to read (a builtin): the first request will say
+    return FromHeaders(check, name=args.principal_of)
+
+
+def fleet_warnings(args: argparse.Namespace, server: McpServer) -> list[str]:
+    """What an instance that looks like one of a fleet (``--instance-name``, or a host that is
+    not loopback) lacks to be one (KIT): a key only this process has (the other instances
+    refuse its states) or a ledger in its memory (a state spent here can be spent again on
+    another instance). Each line names the fix; ``serve`` prints them as warnings."""
+
+    from .server.keyring import ENV_KEY, ENV_KEYS
+    from .server.ledger import MemoryLedger
+
+    if args.instance_name:
+        why = f"--instance-name {args.instance_name}"
+    elif args.host not in LOOPBACK:
+        why = f"--host {args.host}"
+    else:
+        return []
+    lines = []
+    own_key = not (args.state_keys_file or os.environ.get(ENV_KEYS) or os.environ.get(ENV_KEY))
+    if getattr(args, "gets_cli_keys", False) and own_key:
+        lines.append(
+            f"{why} looks like a fleet, but this process seals requestState with a key of its "
+            "own: another instance refuses its states. Give every instance the same keys "
+            f"({ENV_KEYS} or --state-keys-file)"
+        )
+    if isinstance(server.ledger, MemoryLedger):
+        lines.append(
+            f"{why} looks like a fleet, but the ledger is in this process's memory: a state "
+            "spent here can be spent again on another instance. Give every instance the same "
+            "--ledger sqlite:PATH (one machine) or redis://HOST:PORT/DB"
+        )
+    return lines
 
 
 def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> int:
@@ -153,20 +257,28 @@ def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> in
         # there is nothing to visit.
         print(f"serve --stdio: {args.example} needs its HTTP pages; serve it over HTTP")
         return 2
+    if args.principal_of:
+        print("serve --stdio: --principal-of reads HTTP headers; over stdio use --principal NAME")
+        return 2
     if os.environ.get("MRTR_KIT_BEARER_TOKENS"):
         # No credential crosses a pipe: the client that started this process is the user.
         print("serve --stdio: MRTR_KIT_BEARER_TOKENS is for HTTP; ignored over stdio")
+    # Whoever started this process is the user: the option, else the environment, else none.
+    principal = args.principal or os.environ.get(ENV_PRINCIPAL, "").strip() or None
     try:
-        server = _app_server(args) if builder is None else builder.build(None, _example_state(args))
+        server = (
+            _app_server(args) if builder is None else builder.build(None, _example_options(args))
+        )
     except _Refused as exc:
         print(f"serve: {exc}")
         return 2
     if args.trace:
         server.observer = trace_writer(args.trace)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"
-    logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio", what)
+    as_whom = f" as principal {principal!r}" if principal else " with no principal"
+    logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio%s", what, as_whom)
     try:
-        asyncio.run(serve_stdio(server, stdout_fd=out.fileno()))
+        asyncio.run(serve_stdio(server, stdout_fd=out.fileno(), principal=principal))
     except KeyboardInterrupt:
         return 130
     return 0
@@ -280,6 +392,7 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
     from .server.ledger import LedgerUnavailable, open_ledger
 
     keys = _state_keys(args)
+    args.gets_cli_keys = True  # for fleet_warnings: the server seals with the CLI's keys
     try:
         ledger = open_ledger(
             args.ledger or "memory",
@@ -292,19 +405,30 @@ def _example_state(args: argparse.Namespace) -> dict[str, Any]:
 
 
 STATE_OPTIONS = ("state_keys", "state_codec", "ledger")
+SKEW_OPTION = "clock_skew_s"  # McpServer's keyword that --clock-skew fills
 
 
-def load_app(spec: str) -> Any:
+def _example_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What an example's builder is called with: ``_example_state``, and ``clock_skew_s`` when
+    ``--clock-skew`` is given (every example passes its options on to ``McpServer``)."""
+    options = _example_state(args)
+    if args.clock_skew is not None:
+        options[SKEW_OPTION] = args.clock_skew
+    return options
+
+
+def load_app(spec: str, option: str = "--app") -> Any:
     """The object ``module:attribute`` names, imported like ``uvicorn module:app`` does: the
     current folder first on ``sys.path``; ``attribute`` may be dotted (``pkg.mod:obj.server``).
     A malformed spec, a module that is not there or a missing attribute is ``_Refused``; an
-    exception raised inside the module itself is the module's own, and keeps its traceback."""
+    exception raised inside the module itself is the module's own, and keeps its traceback.
+    ``option`` names the option in those messages (``--app``, ``--principal-of``)."""
     import importlib
     import os
 
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name.strip() or not attribute.strip():
-        raise _Refused(f"--app {spec!r}: write it module:attribute, e.g. myserver:server")
+        raise _Refused(f"{option} {spec!r}: write it module:attribute, e.g. myserver:server")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -314,7 +438,7 @@ def load_app(spec: str) -> Any:
         missing = exc.name or ""
         if missing and (module_name == missing or module_name.startswith(missing + ".")):
             raise _Refused(
-                f"--app {spec!r}: no module named {missing!r} (looked in {cwd})"
+                f"{option} {spec!r}: no module named {missing!r} (looked in {cwd})"
             ) from None
         raise
     for part in attribute.split("."):
@@ -322,7 +446,7 @@ def load_app(spec: str) -> Any:
             target = getattr(target, part)
         except AttributeError:
             raise _Refused(
-                f"--app {spec!r}: module {module_name!r} has no attribute {attribute!r}"
+                f"{option} {spec!r}: module {module_name!r} has no attribute {attribute!r}"
             ) from None
     return target
 
@@ -332,8 +456,9 @@ def _app_server(args: argparse.Namespace) -> McpServer:
     was built (its own keys, codec and ledger); or what a callable returns. A callable that
     takes ``state_keys``, ``state_codec`` and ``ledger`` keywords (like the examples'
     builders) is called with the CLI's (``--state-keys-file`` or ``MRTR_KIT_STATE_KEYS``,
-    ``--state-codec``, ``--ledger``); any other is called with no arguments. Those options
-    given to a server that would not receive them are refused, never silently ignored."""
+    ``--state-codec``, ``--ledger``); one that takes ``clock_skew_s`` gets ``--clock-skew``
+    when it is given; any other is called with no arguments. Those options given to a server
+    that would not receive them are refused, never silently ignored."""
     import inspect
 
     from .server.core import McpServer
@@ -348,12 +473,14 @@ def _app_server(args: argparse.Namespace) -> McpServer:
         )
         if value is not None
     ]
+    skew = args.clock_skew
     if isinstance(target, McpServer):
-        if given:
+        if given or skew is not None:
+            flags = [*given, *(["--clock-skew"] if skew is not None else [])]
             raise _Refused(
-                f"--app {args.app!r} is an McpServer built with its own keys, codec and ledger; "
-                f"{', '.join(given)} cannot change them (name a factory taking "
-                f"{', '.join(STATE_OPTIONS)} instead)"
+                f"--app {args.app!r} is an McpServer built with its own keys, codec, ledger and "
+                f"clock skew; {', '.join(flags)} cannot change them (name a factory taking "
+                f"{', '.join(STATE_OPTIONS)} or {SKEW_OPTION} instead)"
             )
         return target
     if not callable(target):
@@ -366,25 +493,35 @@ def _app_server(args: argparse.Namespace) -> McpServer:
     except (TypeError, ValueError):
         params = ()  # nothing to read: called with no arguments
     names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    takes_state = set(STATE_OPTIONS) <= names or any(p.kind is p.VAR_KEYWORD for p in params)
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in params)
+    takes_state = set(STATE_OPTIONS) <= names or any_keyword
+    if given and not takes_state:
+        raise _Refused(
+            f"--app {args.app!r} takes no {', '.join(STATE_OPTIONS)} keywords; "
+            f"{', '.join(given)} would not reach its server"
+        )
+    if skew is not None and not (SKEW_OPTION in names or any_keyword):
+        # Never silently ignored: the operator asked for an expiry the server would not keep.
+        raise _Refused(
+            f"--app {args.app!r} takes no {SKEW_OPTION} keyword; --clock-skew would not reach "
+            "its server"
+        )
+    keywords: dict[str, Any] = {}
+    if skew is not None:
+        keywords[SKEW_OPTION] = skew
+    probe = {**keywords, **(dict.fromkeys(STATE_OPTIONS) if takes_state else {})}
+    try:
+        inspect.signature(target).bind(**probe)
+    except TypeError:
+        raise _Refused(
+            f"--app {args.app!r} needs arguments; name an McpServer, a callable with none, "
+            f"or one taking {', '.join(STATE_OPTIONS)} (and {SKEW_OPTION})"
+        ) from None
+    except ValueError:
+        pass  # no signature to check (a builtin): let the call say
     if takes_state:
-        server = target(**_example_state(args))
-    else:
-        if given:
-            raise _Refused(
-                f"--app {args.app!r} takes no {', '.join(STATE_OPTIONS)} keywords; "
-                f"{', '.join(given)} would not reach its server"
-            )
-        try:
-            inspect.signature(target).bind()
-        except TypeError:
-            raise _Refused(
-                f"--app {args.app!r} needs arguments; name an McpServer, a callable with none, "
-                f"or one taking {', '.join(STATE_OPTIONS)}"
-            ) from None
-        except ValueError:
-            pass  # no signature to check (a builtin): let the call say
-        server = target()
+        keywords.update(_example_state(args))
+    server = target(**keywords)
     if not isinstance(server, McpServer):
         raise _Refused(
             f"--app {args.app!r} returned an object of type {type(server).__name__}, "
@@ -438,6 +575,39 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ledger_init(args: argparse.Namespace) -> int:
+    """``ledger init sqlite:PATH``: create the SQLite ledger file ``serve --ledger`` opens; the
+    one way a ledger file comes to exist (``serve`` never creates one, KIT). Not idempotent, on
+    purpose: on a file that is a ledger already it changes nothing and exits with status 1, so
+    an ``init`` left in a start-up script fails loudly instead of quietly recreating a deleted
+    ledger empty at every boot. Run it once, when the machine is provisioned."""
+    from .server.ledger import LedgerRefused
+    from .server.ledger.sqlite import SqliteLedger
+
+    spec = args.spec
+    if not spec.startswith("sqlite:") or not spec.removeprefix("sqlite:"):
+        kind = "Redis" if spec.startswith(("redis://", "rediss://", "unix://")) else None
+        why = f"a {kind} ledger needs no init" if kind else "write it sqlite:PATH"
+        print(f"ledger init {spec}: {why}", file=sys.stderr)
+        return 2
+    path = spec.removeprefix("sqlite:")
+    try:
+        SqliteLedger(path)  # opens only what is a ledger already
+    except LedgerRefused:
+        pass
+    else:
+        print(f"ledger init: {path} is a ledger already; nothing changed", file=sys.stderr)
+        return 1
+    try:
+        ledger = SqliteLedger(path, create=True)
+    except LedgerRefused as exc:
+        print(f"ledger init: {exc}", file=sys.stderr)
+        return 2
+    asyncio.run(ledger.aclose())
+    print(f"created the SQLite ledger {path}")
+    return 0
+
+
 def cmd_conformance_client(args: argparse.Namespace) -> int:
     from .client.conformance_client import main as conformance_main  # imported only when used
 
@@ -453,10 +623,22 @@ def cmd_conformance_client(args: argparse.Namespace) -> int:
 Extension = Callable[[argparse.ArgumentParser, Any], set[str]]
 
 
+def _whole_seconds(text: str) -> int:
+    """``--clock-skew``: a whole number of seconds, 0 or more (argparse's type)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = -1
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds >= 0")
+    return seconds
+
+
 def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
     """The ``mrtr-kit`` parser; ``extend`` adds another program's options and commands (the
     course's ``python -m mrtr_course`` adds ``serve --legacy`` and ``demo``)."""
     from .server.ledger import LEDGER_TIMEOUT_S
+    from .server.state import CLOCK_SKEW_S
 
     parser = argparse.ArgumentParser(
         prog="mrtr-kit", description="MCP 2026-07-28 Multi Round-Trip Requests: servers and demos."
@@ -522,7 +704,8 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--ledger",
-        help="memory (default), sqlite:PATH or redis://HOST:PORT/DB "
+        help="memory (default), sqlite:PATH (a file `mrtr-kit ledger init sqlite:PATH` "
+        "created: a missing one is refused) or redis://HOST:PORT/DB "
         "(needs pip install 'mrtr-kit[redis]')",
     )
     serve.add_argument(
@@ -533,9 +716,35 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
         f"later (default {LEDGER_TIMEOUT_S:g})",
     )
     serve.add_argument(
+        "--clock-skew",
+        type=_whole_seconds,
+        metavar="SECONDS",
+        help="how far apart the clocks of the instances sharing the keys may be: a "
+        "requestState is accepted up to its TTL plus this, and refused after, to the second "
+        f"(McpServer(clock_skew_s=...); default {CLOCK_SKEW_S}, 0 for one instance). For an "
+        "example, or an --app factory taking a clock_skew_s keyword; refused for any other "
+        "--app",
+    )
+    serve.add_argument(
         "--allow-volatile-ledger",
         action="store_true",
         help="accept a Redis ledger that keeps nothing across a restart (throw-away demos only)",
+    )
+    serve.add_argument(
+        "--principal-of",
+        metavar="MODULE:ATTRIBUTE",
+        help="your own authentication over HTTP, loaded like --app: a sync or async callable "
+        "given the request's headers (a case-insensitive mapping) that returns the principal "
+        "(a str: what requestState is bound to) or None to refuse with 401; raising refuses "
+        "too. Instead of the default, the token table in MRTR_KIT_BEARER_TOKENS "
+        "(name:token,...), which it cannot be combined with",
+    )
+    serve.add_argument(
+        "--principal",
+        metavar="NAME",
+        help=f"with --stdio: the principal of every request (the user who started this "
+        f"process; default ${ENV_PRINCIPAL}, else none). HTTP takes it from each request's "
+        "credential instead",
     )
     serve.add_argument(
         "--instance-name", help="name this process in an X-Mcp-Instance response header"
@@ -553,6 +762,24 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
 
     if "demo" not in added:  # listed in --help, answered by main() (MOVED)
         sub.add_parser("demo", help="moved: python -m mrtr_course demo")
+
+    ledger = sub.add_parser(
+        "ledger",
+        help="ledger init sqlite:PATH: create the SQLite ledger file serve --ledger opens",
+    )
+    ledger_sub = ledger.add_subparsers(dest="ledger_command", required=True)
+    init = ledger_sub.add_parser(
+        "init",
+        help="create a SQLite ledger file (serve never creates one: a deleted ledger must not "
+        "come back empty); status 1 if it is a ledger already (nothing changed)",
+        description="Create the SQLite ledger file that serve --ledger sqlite:PATH opens. "
+        "serve refuses a missing file rather than create one: a ledger deleted under a fleet "
+        "and recreated empty would accept a replay of every state it had spent. Run this "
+        "once, when the machine is provisioned, not in a start-up script: on a file that is "
+        "a ledger already it changes nothing and exits with status 1.",
+    )
+    init.add_argument("spec", metavar="sqlite:PATH")
+    init.set_defaults(func=cmd_ledger_init)
 
     client = sub.add_parser(
         "conformance-client", help="the client for the conformance suite (URL comes last)"

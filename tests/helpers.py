@@ -208,3 +208,13 @@ def stop_serve(proc: subprocess.Popen[str]) -> str:
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.communicate()[0]
+
+
+def new_sqlite_ledger(path: Path) -> str:
+    """``sqlite:PATH`` for ``serve --ledger``, the file created first the one way a deployment
+    does (``mrtr-kit ledger init``, in-process): ``serve`` refuses a missing ledger file."""
+    from mrtr_kit.__main__ import main
+
+    spec = f"sqlite:{path}"
+    assert main(["ledger", "init", spec]) == 0
+    return spec

@@ -139,6 +139,19 @@ def test_no_internal_link_is_broken(site):
     assert not broken, "\n".join(broken)
 
 
+def test_the_changelog_and_the_policy_are_pages_and_name_this_version(site):
+    """Issue 30, item 7: CHANGELOG.md (Keep a Changelog) with an entry for the version the code
+    reports, and the versioning and deprecation policy, both on the site."""
+    from mrtr_kit import __version__
+
+    out, _ = site
+    changelog = (out / "CHANGELOG.html").read_text(encoding="utf-8")
+    policy = (out / "docs" / "policy.html").read_text(encoding="utf-8")
+    assert f"[{__version__}] - " in html.unescape(changelog)
+    assert "docs/policy.html" in changelog  # the changelog points at the policy
+    assert "What is public API" in policy and "CHANGELOG.html" in policy
+
+
 def test_every_lesson_is_a_page_with_its_stored_outputs(site):
     """Every notebooks/NN-name/NN-name.ipynb, found, not listed: one output block per code cell that
     has stored outputs (nothing executed: ``nb_execution_mode = "off"``)."""

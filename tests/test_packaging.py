@@ -18,6 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
+from mrtr_kit import __version__
+
 ROOT = Path(__file__).resolve().parents[1]
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
 
@@ -42,10 +44,14 @@ def wheel_of(project: Path, out: Path) -> Path:
 @pytest.mark.slow
 def test_the_library_wheel_holds_the_library_alone(tmp_path, capsys):
     src = copy_of_the_repository(tmp_path / "src")
-    with zipfile.ZipFile(wheel_of(src, tmp_path / "dist")) as whl:
+    wheel = wheel_of(src, tmp_path / "dist")
+    # The one version (pyproject.toml reads mrtr_kit.__version__): the wheel's is the code's.
+    assert wheel.name == f"mrtr_kit-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
         entry_points = "\n".join(n for n in names if n.endswith("entry_points.txt"))
-    code = [PurePosixPath(n) for n in names if not n.startswith("mrtr_kit-0.1.0.dist-info/")]
+    info = f"mrtr_kit-{__version__}.dist-info"
+    code = [PurePosixPath(n) for n in names if not n.startswith(f"{info}/")]
     assert {p.parts[0] for p in code} == {"mrtr_kit"}
     assert not [p for p in code if "course" in p.parts or p.name.startswith("lesson")]
     assert "mrtr_kit/server/nginx.conf" in names  # what server/nginx.py fills in
@@ -101,9 +107,12 @@ def test_the_library_wheel_and_sdist_both_carry_the_mit_license(tmp_path):
     (sdist,) = out.glob("*.tar.gz")
     with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
-        assert "mrtr_kit-0.1.0.dist-info/licenses/LICENSE" in names
-        assert whl.read("mrtr_kit-0.1.0.dist-info/licenses/LICENSE").decode() == license_text
-        metadata = whl.read("mrtr_kit-0.1.0.dist-info/METADATA").decode()
+        assert f"mrtr_kit-{__version__}.dist-info/licenses/LICENSE" in names
+        assert (
+            whl.read(f"mrtr_kit-{__version__}.dist-info/licenses/LICENSE").decode() == license_text
+        )
+        metadata = whl.read(f"mrtr_kit-{__version__}.dist-info/METADATA").decode()
+    assert f"\nVersion: {__version__}\n" in metadata
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
     with tarfile.open(sdist) as tar:
         member = tar.extractfile(f"{sdist.name.removesuffix('.tar.gz')}/LICENSE")

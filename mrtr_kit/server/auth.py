@@ -11,18 +11,26 @@ validate OAuth access tokens here instead (MCP authorization) and return their `
 Configure the table from the environment for ``python -m mrtr_kit serve``::
 
     MRTR_KIT_BEARER_TOKENS="alice:<token>,bob:<token>"
+
+Your own check (an OAuth introspection, a JWT verification) is a function of the request's
+headers that returns the principal, or None to refuse: ``FromHeaders(check)`` makes it a
+``principal_of``, and ``serve --principal-of module:attribute`` loads it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.requests import Request
 
 ENV_TOKENS = "MRTR_KIT_BEARER_TOKENS"
+
+# A check of the request's headers: the principal, or None (401). Sync or async.
+HeadersCheck = Callable[[Mapping[str, str]], str | Awaitable[str | None] | None]
 
 
 class Unauthenticated(Exception):
@@ -93,3 +101,32 @@ class BearerTokens:
         """The table in ``MRTR_KIT_BEARER_TOKENS``, or None when it is not set."""
         spec = (os.environ if environ is None else environ).get(ENV_TOKENS, "").strip()
         return cls.parse(spec) if spec else None
+
+
+class FromHeaders:
+    """A ``principal_of`` for ``create_app`` made of ``check(headers)``: a sync or async callable
+    given the request's headers (a case-insensitive mapping: ``headers["authorization"]``) that
+    returns the principal (a non-empty ``str``), or None to refuse with 401. Raising
+    ``Unauthenticated`` refuses too; what ``check`` returns besides a ``str`` or None is refused
+    and logged. ``serve --principal-of module:attribute`` wraps the callable it loads in this.
+
+    Only the headers: a check never sees the body (strangers' bodies are not even read), and
+    the principal comes from the credential, never from what the client asserts (SEC-9)."""
+
+    def __init__(self, check: HeadersCheck, name: str | None = None) -> None:
+        """``name`` says which check refused, in the server log (default: its qualified name)."""
+        self.check = check
+        self.name = name or getattr(check, "__qualname__", repr(check))
+
+    async def __call__(self, request: Request) -> str:
+        """The principal ``check`` finds in ``request``'s headers, or ``Unauthenticated``."""
+        found = self.check(request.headers)
+        if inspect.isawaitable(found):
+            found = await found
+        if found is None:
+            raise Unauthenticated(f"{self.name} returned None")
+        if not isinstance(found, str) or not found:
+            raise Unauthenticated(
+                f"{self.name} returned {type(found).__name__} {found!r:.40}, not a principal"
+            )
+        return found

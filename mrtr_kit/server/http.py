@@ -37,11 +37,12 @@ nginx configuration in front (``server/nginx.py``, docs/deploy.md), which has bo
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import math
 import re
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import uvicorn
@@ -65,7 +66,8 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 # Each process of a fleet names itself in this response header (``serve --instance-name``), so
 # an operator (and lesson 03) sees which instance answered which round.
 INSTANCE_HEADER = "X-Mcp-Instance"
-PrincipalOf = Callable[[Request], str | None]
+# Sync or async: an OAuth introspection or a JWKS fetch is I/O, awaited in the request's task.
+PrincipalOf = Callable[[Request], str | Awaitable[str | None] | None]
 
 # -- limits (docs/architecture.md §6) --------------------------------------------------------------
 # A request body: the kit's message cap (wire_json.MAX_MESSAGE_BYTES), checked against
@@ -264,7 +266,8 @@ class McpHttpEndpoint:
     ) -> None:
         """Serve ``server`` over Streamable HTTP.
 
-        ``principal_of`` maps a request to its authenticated principal (None: no authentication);
+        ``principal_of`` maps a request to its authenticated principal (None: no authentication),
+        sync or async (``create_app``);
         ``max_body_bytes`` and ``body_timeout_s`` bound the body a client may send;
         ``response_headers`` are added to every response; ``legacy``, when given, serves
         2025-11-25 sessions beside the 2026-07-28 pipeline (``legacy_http``)."""
@@ -371,8 +374,14 @@ class McpHttpEndpoint:
             # The principal comes from the credential, never from the body (SEC-9); it is
             # what requestState gets bound to (MRTR-S5a). Strangers' bodies are not read.
             principal = self.principal_of(Request(scope)) if self.principal_of else None
+            if inspect.isawaitable(principal):
+                principal = await principal
         except Unauthenticated as exc:
             auth_log.warning("rejected request: %s", exc.reason)
+            await self._unauthorized(send)
+            return
+        except Exception:  # the authenticator's bug or outage: refused, never a 500
+            auth_log.exception("rejected request: principal_of raised")
             await self._unauthorized(send)
             return
         if legacy is not None and scope["method"] == "DELETE":  # a 2025-11-25 session's end
@@ -534,7 +543,10 @@ def create_app(
     ``allowed_hosts`` lists the Host names (and Origin hosts) accepted; the default admits only
     loopback names, the DNS-rebinding defence a local server needs. ``principal_of`` maps a
     request to the authenticated principal that requestState is bound to, or raises
-    ``auth.Unauthenticated`` for a 401 (``auth.BearerTokens`` is one).
+    ``auth.Unauthenticated`` for a 401 (``auth.BearerTokens`` is one; ``auth.FromHeaders`` wraps
+    a check of the headers). It may be sync or async (an OAuth introspection awaits the
+    network). Any other exception it raises is logged with its traceback and answered 401
+    (fail closed, never a 500).
 
     ``eras="modern"`` (the default) serves 2026-07-28 only: a 2025-11-25 ``initialize`` gets
     -32022 naming the supported versions (VER-5). ``eras="both"`` also serves 2025-11-25

@@ -156,8 +156,12 @@ async def lose_the_final_response(design: str, instances: int = 1) -> LostRespon
     keys = KeyRing.generate()
     ledger_file = Path(tempfile.mkdtemp(prefix="mrtr-booking-")) / "ledger.sqlite3"
     servers, callers = [], []
-    for _ in range(instances):
-        ledger: Ledger = SqliteLedger(ledger_file) if instances == 2 else MemoryLedger()
+    for n in range(instances):
+        # The first instance creates the file (explicitly: a ledger never appears by itself);
+        # the second opens the one the first created.
+        ledger: Ledger = (
+            SqliteLedger(ledger_file, create=n == 0) if instances == 2 else MemoryLedger()
+        )
         server = McpServer("booking", state_keys=keys, ledger=ledger)
         book = booking.register(server, idempotent=design == "idempotent")
         servers.append(server)

@@ -20,6 +20,7 @@ import pytest
 from mrtr_course.refund_lab.lab import YES, RawCaller, ServerAnswer
 from mrtr_kit.server.keyring import ENV_KEYS, KeyRing, StateKey
 from mrtr_kit.server.state import invalid_state_error
+from tests.helpers import new_sqlite_ledger
 from tests.ledger_services import ServerProcess, start_redis, start_server, stop
 
 pytestmark = pytest.mark.slow
@@ -87,7 +88,7 @@ def assert_exactly_one_payment(answers: list[ServerAnswer]) -> None:
 
 
 def test_sqlite_ledger_two_processes_100_concurrent_redemptions_exactly_one(tmp_path):
-    answers = run_fleet(tmp_path, f"sqlite:{tmp_path / 'spent.sqlite3'}")
+    answers = run_fleet(tmp_path, new_sqlite_ledger(tmp_path / "spent.sqlite3"))
     assert_exactly_one_payment(answers)
     from mrtr_kit.server.ledger.sqlite import SqliteLedger
 
@@ -226,7 +227,7 @@ def test_one_refund_per_order_on_two_instances_100_approvals_at_once(backend, tm
         redis = start_redis(tmp_path)
         ledger = redis.url
     else:
-        ledger = f"sqlite:{tmp_path / 'ledger.sqlite3'}"
+        ledger = new_sqlite_ledger(tmp_path / "ledger.sqlite3")
     try:
         answers = with_two_instances(
             tmp_path, ledger, lambda urls: approvals_then_redemptions(urls, "A-1002")
@@ -258,7 +259,7 @@ def test_one_refund_per_order_on_two_instances_one_after_the_other(tmp_path):
                 )
             return answers
 
-    answers = with_two_instances(tmp_path, f"sqlite:{tmp_path / 'ledger.sqlite3'}", scenario)
+    answers = with_two_instances(tmp_path, new_sqlite_ledger(tmp_path / "ledger.sqlite3"), scenario)
     assert [a.text for a in answers] == [
         "Refunded $19.90 to alice for order A-1002 (payout P-0001).",
         "Order A-1002 was refunded already ($19.90, payout P-0001). Nothing more was paid.",

@@ -323,7 +323,8 @@ def test_booking_idempotent_on_two_instances_sharing_a_sqlite_ledger_mig_3(tmp_p
 
     path = tmp_path / "ledger.sqlite3"
     instances = [
-        McpServer("booking-test", state_key=b"b" * 32, ledger=SqliteLedger(path)) for _ in range(2)
+        McpServer("booking-test", state_key=b"b" * 32, ledger=SqliteLedger(path, create=n == 0))
+        for n in range(2)
     ]
     books = [booking.register(server, idempotent=True) for server in instances]
     a, b = instances

@@ -21,7 +21,14 @@ import pytest
 
 from mrtr_kit.__main__ import _app_server, build_parser, main
 from mrtr_kit.server import KeyRing
-from tests.helpers import discover_over_http, headers, request, start_serve, stop_serve
+from tests.helpers import (
+    discover_over_http,
+    headers,
+    new_sqlite_ledger,
+    request,
+    start_serve,
+    stop_serve,
+)
 
 APP = """
 from mrtr_kit.server import KeyRing, McpServer
@@ -141,7 +148,7 @@ def test_a_factory_taking_the_state_options_gets_the_clis(app, tmp_path):
     """The examples' builder signature: keys from --state-keys-file, --state-codec, --ledger."""
     (tmp_path / "keys").write_text(f"# the fleet's keys, newest first\n{KEYS}\n")
     argv = ["serve", "--app", f"{app}:build", "--state-keys-file", "keys"]
-    argv += ["--state-codec", "aead", "--ledger", f"sqlite:{tmp_path / 'ledger.db'}"]
+    argv += ["--state-codec", "aead", "--ledger", new_sqlite_ledger(tmp_path / "ledger.db")]
     server = _app_server(build_parser().parse_args(argv))
     [given] = sys.modules[app].built
     assert given["state_keys"].to_spec() == KeyRing.parse(KEYS).to_spec()
@@ -282,7 +289,7 @@ def test_stdio_1_serve_app_over_stdio_two_processes_share_a_keys_file(tmp_path):
     (tmp_path / "keys").write_text(KEYS)
     command = [sys.executable, "-m", "mrtr_kit", "serve", "--stdio", "--app", "myserver:build"]
     command += ["--state-keys-file", "keys", "--state-codec", "aead"]
-    command += ["--ledger", f"sqlite:{tmp_path / 'ledger.db'}"]
+    command += ["--ledger", new_sqlite_ledger(tmp_path / "ledger.db")]
 
     def one(message: dict[str, Any]) -> dict[str, Any]:
         done = subprocess.run(
@@ -300,3 +307,17 @@ def test_stdio_1_serve_app_over_stdio_two_processes_share_a_keys_file(tmp_path):
         request("tools/call", {"name": "hello", "arguments": {}, **params}, capabilities=FORMS)
     )
     assert done["content"][0]["text"] == "Hello Ada"
+
+
+@pytest.mark.parametrize("example", ["weather", "refunds", "url-login"])
+def test_kit_clock_skew_reaches_an_examples_server(example):
+    """``serve --example NAME --clock-skew 4``: every example passes its options on to
+    ``McpServer``, so its states are accepted up to TTL + 4 s (the expiry itself is
+    tests/library/test_serve_clock_skew.py's)."""
+    from mrtr_kit.__main__ import _example_builder, _example_options
+
+    args = build_parser().parse_args(["serve", "--example", example, "--clock-skew", "4"])
+    builder = _example_builder(example)
+    built = builder.build("http://127.0.0.1:1", _example_options(args))
+    server = built if builder.plain else built.server
+    assert server.states.skew_s == 4

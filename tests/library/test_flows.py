@@ -165,7 +165,7 @@ def ledger(request, tmp_path, one_loop):
         yield MemoryLedger()
         return
     if request.param == "sqlite":
-        yield SqliteLedger(tmp_path / "ledger.sqlite3")
+        yield SqliteLedger(tmp_path / "ledger.sqlite3", create=True)
         return
     from mrtr_kit.server.ledger.redis import RedisLedger
     from tests.ledger_services import start_redis, stop

@@ -44,7 +44,7 @@ def make_ledger(request, tmp_path):
         if request.param == "memory":
             return MemoryLedger(now=clock)
         if request.param == "sqlite":
-            return SqliteLedger(tmp_path / "spent.sqlite3", now=clock, sweep_every_s=0)
+            return SqliteLedger(tmp_path / "spent.sqlite3", now=clock, sweep_every_s=0, create=True)
         from mrtr_kit.server.ledger.redis import RedisLedger
 
         return RedisLedger.from_url(url, now=clock)
@@ -95,7 +95,7 @@ def test_expired_ids_are_forgotten_and_live_ones_are_not(kind, sweep_every_s, tm
             ledger: Ledger = MemoryLedger(now=clock, sweep_every_s=sweep_every_s)
         else:
             path = tmp_path / "spent.sqlite3"
-            ledger = SqliteLedger(path, now=clock, sweep_every_s=sweep_every_s)
+            ledger = SqliteLedger(path, now=clock, sweep_every_s=sweep_every_s, create=True)
         try:
             await ledger.spend("short", NOW + 10)
             await ledger.spend("long", NOW + 1000)
@@ -134,7 +134,7 @@ def test_sqlite_ledger_survives_a_restart(tmp_path):
     path = tmp_path / "spent.sqlite3"
 
     async def spend_in_new_ledger():
-        ledger = SqliteLedger(path)
+        ledger = SqliteLedger(path, create=not path.exists())
         try:
             return await ledger.spend("jti", NOW * 2), ledger.spent_count()
         finally:
@@ -151,7 +151,7 @@ def test_processes_sharing_a_ledger_spend_each_id_once(backend, tmp_path, reques
     won by exactly one process."""
     if backend == "sqlite":
         spec = f"sqlite:{tmp_path / 'spent.sqlite3'}"
-        asyncio.run(SqliteLedger(tmp_path / "spent.sqlite3").aclose())  # create the schema
+        asyncio.run(SqliteLedger(tmp_path / "spent.sqlite3", create=True).aclose())
     else:
         spec = request.getfixturevalue("redis_url")
     ids = [f"jti-{n}" for n in range(200)]
@@ -162,7 +162,7 @@ def test_processes_sharing_a_ledger_spend_each_id_once(backend, tmp_path, reques
 
 def test_open_ledger_reads_configuration(tmp_path):
     assert isinstance(open_ledger("memory"), MemoryLedger)
-    sqlite = open_ledger(f"sqlite:{tmp_path / 'x.sqlite3'}")
+    sqlite = open_ledger(f"sqlite:{tmp_path / 'x.sqlite3'}", create=True)
     assert isinstance(sqlite, SqliteLedger)
     asyncio.run(sqlite.aclose())
     from mrtr_kit.server.ledger.redis import RedisLedger
@@ -279,7 +279,7 @@ def test_sqlite_write_that_cannot_get_the_lock_by_its_deadline_writes_nothing_ki
     import sqlite3
 
     path = tmp_path / "ledger.sqlite3"
-    asyncio.run(SqliteLedger(path).aclose())  # the schema
+    asyncio.run(SqliteLedger(path, create=True).aclose())  # the schema
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # the write lock, held
 
@@ -316,7 +316,7 @@ def test_sqlite_write_that_gets_its_turn_after_its_deadline_writes_nothing_kit_e
     has stopped waiting (``ledger.bounded``) and answered "try again later"."""
     import threading
 
-    ledger = SqliteLedger(tmp_path / "ledger.sqlite3", timeout_s=0.2)
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3", timeout_s=0.2, create=True)
     release = threading.Event()
 
     def hold_the_turn() -> None:
@@ -343,7 +343,7 @@ def test_sqlite_full_disk_is_unavailable_not_a_crash_kit_err_a(tmp_path):
     """A write SQLite cannot make (here: the file may not grow, as on a full disk) raises
     ``LedgerUnavailable``, so the client gets -31000 "try again later", not -32603; and the
     ledger still works for what needs no new page."""
-    ledger = SqliteLedger(tmp_path / "ledger.sqlite3")
+    ledger = SqliteLedger(tmp_path / "ledger.sqlite3", create=True)
     pages = ledger._db.execute("PRAGMA page_count").fetchone()[0]
     ledger._db.execute(f"PRAGMA max_page_count = {pages}")  # this connection's file is "full"
 
@@ -459,7 +459,7 @@ def test_sqlite_flow_entries_survive_a_restart(tmp_path):
     path = tmp_path / "ledger.sqlite3"
 
     async def count_and_mark():
-        ledger = SqliteLedger(path)
+        ledger = SqliteLedger(path, create=not path.exists())
         try:
             return await ledger.flow_count("f", "otp"), await ledger.flow_once("f", "deploy", "x")
         finally:

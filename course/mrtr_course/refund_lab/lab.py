@@ -277,9 +277,11 @@ class RefundLab:
             spent, kind = MemoryLedger(now=clock), "memory"
         elif ledger == "sqlite":
             folder = Path(tempfile.mkdtemp(prefix="mrtr-kit-lesson02-"))
-            spent, kind = SqliteLedger(folder / "spent.sqlite3", now=clock), "sqlite"
+            spent, kind = SqliteLedger(folder / "spent.sqlite3", now=clock, create=True), "sqlite"
         elif isinstance(ledger, Path):
-            if not ledger.is_file():  # SQLite would create an empty one: a typo shares nothing
+            if (
+                not ledger.is_file()
+            ):  # another instance's file, never a new one: a typo shares nothing
                 raise FileNotFoundError(f"no SQLite ledger file at {ledger}")
             spent, kind = SqliteLedger(ledger, now=clock), "sqlite"
         elif ledger is not None:

@@ -17,6 +17,7 @@ from .base import (
     LEDGER_TIMEOUT_S,
     RETRY_AFTER_S,
     Ledger,
+    LedgerRefused,
     LedgerUnavailable,
     MemoryLedger,
     Record,
@@ -29,6 +30,7 @@ __all__ = [
     "LEDGER_TIMEOUT_S",
     "RETRY_AFTER_S",
     "Ledger",
+    "LedgerRefused",
     "LedgerUnavailable",
     "MemoryLedger",
     "Record",
@@ -44,12 +46,15 @@ def open_ledger(
     now: Callable[[], float] = time.time,
     timeout_s: float = LEDGER_TIMEOUT_S,
     allow_volatile: bool = False,
+    create: bool = False,
 ) -> Ledger:
     """A ledger from configuration: ``memory``, ``sqlite:PATH`` or ``redis://HOST:PORT/DB``.
 
     ``timeout_s`` bounds each write (see above). A Redis that would forget spends when it
     restarts (no AOF, no snapshots) is refused unless ``allow_volatile``
-    (``redis.check_persistence``).
+    (``redis.check_persistence``). A SQLite file that does not exist is refused
+    (``LedgerRefused``) unless ``create``: a ledger that vanished must not come back empty
+    and accept replays of what it had spent (``SqliteLedger``).
     """
     if spec == "memory":
         return MemoryLedger(now=now)
@@ -59,7 +64,7 @@ def open_ledger(
         path = spec.removeprefix("sqlite:")
         if not path:
             raise ValueError("write the SQLite ledger as sqlite:PATH")
-        return SqliteLedger(path, now=now, timeout_s=timeout_s)
+        return SqliteLedger(path, now=now, timeout_s=timeout_s, create=create)
     if spec.startswith(("redis://", "rediss://", "unix://")):
         try:
             from .redis import RedisLedger, check_persistence

@@ -68,6 +68,14 @@ class LedgerUnavailable(Exception):
     Either way the write was not applied (see the module docstring for the one window)."""
 
 
+class LedgerRefused(ValueError):
+    """A ledger that cannot be opened as configured, before any request: a SQLite file that
+    does not exist (never created unless asked: ``SqliteLedger(path, create=True)`` or
+    ``mrtr-kit ledger init sqlite:PATH``), a folder that does not exist, a file that is not
+    a SQLite database or not a ledger, or one this process may not write (KIT). The message
+    is one line that says what to do; ``serve`` prints it and exits with status 2."""
+
+
 @dataclass(frozen=True)
 class Record:
     """A business record: number ``seq`` of its ``kind`` (1, 2, ...), kept under ``key``."""

@@ -19,6 +19,17 @@ Settings and why:
   the lock instead of failing with "database is locked", but never past the moment
   ``ledger.bounded`` stops waiting.
 
+**Never silently empty** (KIT). A ledger that vanished and came back empty would accept a
+replay of every state it had spent. So the file is created by an explicit step only
+(``SqliteLedger(path, create=True)``, or ``mrtr-kit ledger init sqlite:PATH``); opening a
+missing file, an empty one or another application's database is ``LedgerRefused``. And a
+running instance checks, before every read and write, that the path still names the file it
+opened, by device and inode (``os.stat``): a file unlinked, or replaced by a rename (``mv``,
+an atomic restore), makes every ledger call ``LedgerUnavailable`` (-31000, try again later)
+instead of spending into a file nobody else sees, until the instance is restarted. (An
+overwrite in place, ``cp`` onto the open file, keeps the inode and is not seen: SQLite's own
+docs call that corrupting the database.)
+
 Keep the file on a local disk: SQLite's locking is not reliable on network filesystems. For
 several machines use ``RedisLedger``. The sqlite3 calls block, so they run in a worker thread.
 """
@@ -26,6 +37,8 @@ several machines use ``RedisLedger``. The sqlite3 calls block, so they run in a 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -34,9 +47,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from .base import LEDGER_TIMEOUT_S, LedgerUnavailable, Record, bounded, past
+from .base import LEDGER_TIMEOUT_S, LedgerRefused, LedgerUnavailable, Record, bounded, past
 
 T = TypeVar("T")
+log = logging.getLogger("mrtr_kit.ledger")
+INIT_HINT = "mrtr-kit ledger init sqlite:{path}"  # the one command that creates a ledger file
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS spent (token_id TEXT PRIMARY KEY, expires_at REAL NOT NULL)",
@@ -61,24 +76,28 @@ class SqliteLedger:
         now: Callable[[], float] = time.time,
         timeout_s: float = LEDGER_TIMEOUT_S,
         sweep_every_s: float = 60.0,
+        create: bool = False,
     ) -> None:
         """Keep the ledger in the SQLite file ``path``; every write is bounded by ``timeout_s``, and
-        expired spent ids are swept every ``sweep_every_s``."""
+        expired spent ids are swept every ``sweep_every_s``.
+
+        The file must exist and be a ledger, unless ``create`` (then a missing file is created
+        with the schema); anything else is ``LedgerRefused``, with one line that says why."""
         self.path = Path(path)
+        # Checked by this name even if the process changes its working folder later.
+        self._absolute = self.path.absolute()
         self._now = now
         self.timeout_s = timeout_s
         self._sweep_every_s = sweep_every_s
         self._next_sweep = 0.0
         self._lock = threading.Lock()  # one connection, used by one worker thread at a time
-        # isolation_level=None: autocommit; the writes open their own transactions.
-        self._db = sqlite3.connect(
-            self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
-        )
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            for statement in SCHEMA:
-                self._db.execute(statement)
+        self._db = _connect(self.path, timeout_s, create)
+        try:
+            # Which file this connection holds: compared with the path's before every use.
+            self._file = _identity(self._absolute)
+        except OSError as exc:  # gone between the connect and here
+            self._db.close()
+            raise LedgerRefused(f"SQLite ledger {self.path}: {exc.strerror}") from None
 
     @contextmanager
     def _write(self, deadline: float) -> Iterator[sqlite3.Connection]:
@@ -93,6 +112,7 @@ class SqliteLedger:
             try:
                 if past(deadline):  # too late: bounded() has stopped waiting
                     raise LedgerUnavailable("the write got the lock after its deadline")
+                self._check_file()  # under the write lock, so before anything is written
                 yield self._db
                 self._db.execute("COMMIT")
             except BaseException as exc:
@@ -103,6 +123,23 @@ class SqliteLedger:
                 if isinstance(exc, sqlite3.OperationalError):  # the disk, not a bug: retry
                     raise LedgerUnavailable(f"SQLite ledger {self.path}: {exc}") from exc
                 raise
+
+    def _check_file(self) -> None:
+        """``LedgerUnavailable`` when ``path`` no longer names the file this ledger opened:
+        unlinked, or replaced (renamed over). Checked before every read and write, by device
+        and inode (``os.stat`` of the path against the one taken at open), so a running
+        instance never spends into a file no other instance, nor its own restart, will see."""
+        try:
+            now = _identity(self._absolute)
+        except OSError:
+            now = None
+        if now != self._file:
+            what = "was deleted" if now is None else "was replaced by another file"
+            log.error("SQLite ledger %s %s since this process opened it", self.path, what)
+            raise LedgerUnavailable(
+                f"SQLite ledger {self.path} {what} since this process opened it; restart the "
+                "instance once the right ledger is back in place"
+            )
 
     async def _bounded(self, write: Callable[..., T], *args: object) -> T:
         """``write(*args, deadline)`` in a worker thread, bounded (``ledger.bounded``)."""
@@ -200,6 +237,7 @@ class SqliteLedger:
 
     def _record(self, kind: str, key: str) -> Record | None:
         with self._lock:
+            self._check_file()
             row = self._db.execute(
                 "SELECT seq, body FROM records WHERE kind = ? AND key = ?", (kind, key)
             ).fetchone()
@@ -211,6 +249,7 @@ class SqliteLedger:
 
     def _records(self, kind: str) -> list[Record]:
         with self._lock:
+            self._check_file()
             rows = self._db.execute(
                 "SELECT seq, key, body FROM records WHERE kind = ? ORDER BY seq", (kind,)
             ).fetchall()
@@ -225,3 +264,53 @@ class SqliteLedger:
         """Close the database connection."""
         with self._lock:
             self._db.close()
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The file ``path`` names now: (device, inode)."""
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+def _connect(path: Path, timeout_s: float, create: bool) -> sqlite3.Connection:
+    """A connection to the ledger in ``path``, its schema brought up to date; or
+    ``LedgerRefused`` with one line. Opened by URI with ``mode=rw`` unless ``create``, so
+    SQLite itself never creates a missing file (no window between a check and the open)."""
+    where = f"SQLite ledger {path}"
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise LedgerRefused(f"{where}: the folder {folder} {what}")
+    if not create and not path.exists():
+        raise LedgerRefused(
+            f"{where} does not exist; create it with `{INIT_HINT.format(path=path)}` "
+            "(a ledger is never created empty by itself: it would accept replays of what the "
+            "lost one had spent)"
+        )
+    uri = f"{path.absolute().as_uri()}?mode={'rwc' if create else 'rw'}"
+    try:
+        # isolation_level=None: autocommit; the writes open their own transactions.
+        db = sqlite3.connect(
+            uri, uri=True, timeout=timeout_s, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise LedgerRefused(f"{where}: {exc}") from None
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "spent" not in tables and tables:  # another application's database: a typo?
+            raise LedgerRefused(f"{where} holds other tables: not a ledger")
+        if not tables and not create:  # an empty file: made by hand, never initialised
+            raise LedgerRefused(
+                f"{where} is empty, not a ledger yet: `{INIT_HINT.format(path=path)}` makes it one"
+            )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        for statement in SCHEMA:  # a ledger from an older kit gains the newer tables
+            db.execute(statement)
+    except sqlite3.Error as exc:  # not a database, read-only, no room for the WAL file, ...
+        db.close()
+        raise LedgerRefused(f"{where}: {exc}") from None
+    except LedgerRefused:
+        db.close()
+        raise
+    return db
