@@ -55,7 +55,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .server.auth import BearerTokens, FromHeaders
@@ -278,10 +278,17 @@ def _serve_stdio(args: argparse.Namespace, builder: ExampleBuilder | None) -> in
     as_whom = f" as principal {principal!r}" if principal else " with no principal"
     logging.getLogger("mrtr_kit.stdio").info("serving %s on stdio%s", what, as_whom)
     try:
-        asyncio.run(serve_stdio(server, stdout_fd=out.fileno(), principal=principal))
+        run = serve_stdio(server, stdout_fd=out.fileno(), principal=principal, eras=_eras(args))
+        asyncio.run(run)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _eras(args: argparse.Namespace) -> Literal["modern", "both"]:
+    """Both eras unless ``--modern-only`` (which keeps VER-5's -32022 for a 2025-11-25
+    ``initialize``)."""
+    return "modern" if args.modern_only else "both"
 
 
 def trace_writer(path: str) -> Callable[[Any], None]:
@@ -669,6 +676,13 @@ def build_parser(extend: Extension | None = None) -> argparse.ArgumentParser:
         "--stdio",
         action="store_true",
         help="serve on stdin/stdout (newline-delimited JSON-RPC) instead of HTTP",
+    )
+    serve.add_argument(
+        "--modern-only",
+        action="store_true",
+        help="serve 2026-07-28 clients only: a 2025-11-25 initialize gets -32022 naming the "
+        "supported versions (VER-5); by default both eras are served, the first request "
+        "deciding each client's",
     )
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (HTTP-28)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")

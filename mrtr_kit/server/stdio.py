@@ -17,7 +17,20 @@ What the adapter does with each line of input, in order (STDIO-1, KIT-STDIO-A):
    ``ctx.log``) are lines of their own before its answer, as they are events of its SSE
    stream over HTTP (HTTP-21)
 
-stdout carries those lines and nothing else; the server never writes a request (STDIO-1).
+stdout carries those lines and nothing else; on 2026-07-28 the server never writes a request
+(STDIO-1).
+
+**Both eras** (``eras="both"``; the default ``"modern"`` answers a 2025-11-25 ``initialize``
+-32022, VER-5): the first request decides the connection's era, as in the official SDKs. A
+2025-11-25 ``initialize`` opens the process's one legacy session (``legacy.py``, the rules
+HTTP's sessions follow too: the same rebuilt requests through the core, pushed questions,
+bounds and bad-answer checks). From then on every line is that session's: a call's
+``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are written to stdout as
+JSON-RPC requests (2025-11-25 stdio allows them), the client's responses are read from stdin
+and handed to the call that waits; a response ``legacy.take_answer`` refuses is logged (a
+response gets no answer, JSON-RPC), its question still pending. Anything else first (a modern
+request) makes the connection 2026-07-28 for good. HTTP's session bounds do not apply: the
+session lives as long as the pipe, and it is the only one.
 Logs go to the ``logging`` module, which ``python -m mrtr_kit serve --stdio`` points at
 stderr (``mrtr_kit/__main__.py``, which also points ``sys.stdout`` there, so that a stray
 ``print`` in a handler cannot corrupt the stream).
@@ -43,12 +56,22 @@ import os
 import select
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from ..protocol import errors
+from ..protocol.constants import MRTR_METHODS
 from ..protocol.errors import McpError
 from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, encode_message
 from .core import McpServer, Reply, encoded_internal_error, error_reply
+from .legacy import (
+    LegacyLimits,
+    LegacyRounds,
+    LegacySession,
+    Refused,
+    error_body,
+    is_legacy_initialize,
+    valid_id,
+)
 
 log = logging.getLogger("mrtr_kit.stdio")
 
@@ -143,12 +166,17 @@ class StdioSession:
         max_line_bytes: int = MAX_LINE_BYTES,
         max_in_flight: int = MAX_IN_FLIGHT,
         eof_grace_s: float = EOF_GRACE_S,
+        eras: Literal["modern", "both"] = "modern",
+        legacy_limits: LegacyLimits | None = None,
     ) -> None:
         """Serve ``server``, writing answers with ``write``.
 
         ``principal`` is the principal of every request (stdio carries no credential);
         ``max_line_bytes`` caps one message; ``max_in_flight`` caps concurrent requests;
-        ``eof_grace_s`` is how long in-flight requests may run after end of input."""
+        ``eof_grace_s`` is how long in-flight requests may run after end of input;
+        ``eras="both"`` also serves a 2025-11-25 client, within ``legacy_limits``."""
+        if eras not in ("modern", "both"):
+            raise ValueError(f"eras must be 'modern' or 'both', not {eras!r}")
         self.server = server
         self._write = write
         self.principal = principal
@@ -162,6 +190,25 @@ class StdioSession:
         self._pending: dict[str | int, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False  # stdout gone: answers are dropped, input is still read to its end
+        self._ended = False  # end of input: nobody can answer a pushed request any more
+        # The era, once the first request has decided it (module docstring).
+        self._rounds = LegacyRounds(server, limits=legacy_limits) if eras == "both" else None
+        self._era: Literal["modern", "legacy"] | None = None
+        self._legacy: LegacySession | None = None
+
+    @property
+    def hung_up(self) -> bool:
+        """Whether the client can no longer answer (stdout closed or input ended): a legacy
+        call is then cancelled without an answer (``legacy.Pusher``)."""
+        return self._closed or self._ended
+
+    async def event(self, data: bytes) -> None:
+        """A legacy call's pushed request or notification: a line of its own."""
+        await self._write_line(data)
+
+    async def emit(self, notification: dict[str, Any]) -> None:
+        """A legacy handler's notification: as a modern one's (``_notify``)."""
+        await self._notify(notification)
 
     async def run(self, read: ReadChunk) -> None:
         """Serve until end of input, then let in-flight requests finish (or cancel them)."""
@@ -174,6 +221,7 @@ class StdioSession:
             if last is not None:  # input ended without a final newline: still a message
                 await self._take(last)
         finally:
+            self._ended = True
             await self._drain()
 
     async def _take(self, line: bytes | LineTooLong) -> None:
@@ -189,6 +237,12 @@ class StdioSession:
             await self._send(error_reply(None, exc))
             return
         request_id = message.get("id") if isinstance(message, dict) else None
+        if self._era is None and request_id is not None and "method" in message:
+            legacy = self._rounds is not None and is_legacy_initialize(message)
+            self._era = "legacy" if legacy else "modern"
+        if self._era == "legacy":
+            await self._legacy_take(message)
+            return
         if request_id is None or "method" not in message:
             # A notification, or something the core will refuse at once: nothing to await,
             # so handled in order, here (a cancellation must not wait behind requests).
@@ -201,6 +255,63 @@ class StdioSession:
         if key is not None:
             self._pending[key] = task
         task.add_done_callback(lambda t: self._done(t, key))
+
+    async def _legacy_take(self, message: Any) -> None:
+        """A line of the legacy session; the requests that may take time run in tasks."""
+        rounds, session = self._rounds, self._legacy
+        assert rounds is not None
+        if session is None:  # the initialize that decided the era
+            try:
+                self._legacy = rounds.open_session("stdio", message, self.principal)
+            except Refused as refused:
+                self._era = None  # not a session yet: the next request decides again
+                await self._write_body(refused.body)
+                return
+            await self._write_body(rounds.initialize_result(self._legacy, message["id"]))
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            await self._write_body(error_body(None, -32600, "not a JSON-RPC 2.0 message"))
+        elif "method" not in message:
+            try:
+                rounds.take_answer(session, message)
+            except Refused as refused:  # a response gets no answer: said on stderr
+                log.warning("refused a response: %s", refused.body["error"]["message"])
+        elif not isinstance(message["method"], str):
+            await self._write_body(error_body(None, -32600, '"method" must be a string'))
+        elif "id" not in message:
+            rounds.notification(session, message)
+        elif not valid_id(message["id"]):
+            await self._write_body(error_body(None, -32600, '"id" must be a string or integer'))
+        elif message["method"] == "initialize":
+            problem = "Session already initialized"
+            await self._write_body(error_body(message["id"], -32600, problem))
+        elif message["method"] == "ping":
+            await self._write_body({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        else:
+            await self._slots.acquire()  # released when the request's task ends
+            task = asyncio.create_task(self._legacy_request(rounds, session, message))
+            self._tasks.add(task)
+            task.add_done_callback(lambda t: self._done(t, None))
+
+    async def _legacy_request(
+        self, rounds: LegacyRounds, session: LegacySession, message: dict[str, Any]
+    ) -> None:
+        body: dict[str, Any] | None
+        try:
+            if message["method"] in MRTR_METHODS:
+                body = await rounds.call(session, message, self)
+            else:
+                body = await rounds.one_shot(session, message)
+        except Refused as refused:
+            body = refused.body
+        except Exception:  # the core answers every failure itself: this is a bug here
+            log.exception("legacy request %r failed outside the core", message["id"])
+            body = error_body(message["id"], -32603, "Internal error")
+        if body is not None:  # None: cancelled, or the client went away
+            await self._write_body(body)
+
+    async def _write_body(self, body: dict[str, Any]) -> None:
+        await self._send(Reply(body=body))
 
     def _done(self, task: asyncio.Task[None], key: str | int | None) -> None:
         self._tasks.discard(task)
@@ -342,15 +453,23 @@ async def serve_stdio(
     stdout_fd: int | None = None,
     principal: str | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    eras: Literal["modern", "both"] = "modern",
+    legacy_limits: LegacyLimits | None = None,
 ) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends.
 
     ``stdin_fd`` / ``stdout_fd`` default to the process's own (0 and 1, taken from
-    ``sys.__stdin__`` / ``sys.__stdout__``)."""
+    ``sys.__stdin__`` / ``sys.__stdout__``); ``eras="both"`` also serves a 2025-11-25 client
+    (``StdioSession``)."""
     in_fd = stdin_fd if stdin_fd is not None else _fileno(sys.__stdin__, 0)
     out_fd = stdout_fd if stdout_fd is not None else _fileno(sys.__stdout__, 1)
     session = StdioSession(
-        server, _fd_writer(out_fd), principal=principal, max_line_bytes=max_line_bytes
+        server,
+        _fd_writer(out_fd),
+        principal=principal,
+        max_line_bytes=max_line_bytes,
+        eras=eras,
+        legacy_limits=legacy_limits,
     )
     was_blocking = os.get_blocking(in_fd)
     try:

@@ -1,5 +1,7 @@
 """The official Python SDK 1.x client (``mcp<2``, protocol 2025-11-25) against a kit server
-with ``eras="both"``: ``python sdk1_legacy_client.py URL SCENARIO``.
+with ``eras="both"``: ``python sdk1_legacy_client.py URL SCENARIO`` over Streamable HTTP, or
+``python sdk1_legacy_client.py stdio SCENARIO '{"command": ..., "args": [...], "env": {...},
+"cwd": ...}'`` over stdio (the SDK's ``stdio_client`` starts the server as its child).
 
 Run by ``test_legacy_era.py`` with the interpreter of a separate venv (never the project's,
 which has ``mcp`` 2.x). It answers pushed requests with the SDK's own callbacks
@@ -15,6 +17,7 @@ import sys
 from typing import Any
 
 from mcp import ClientSession, types
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
 
@@ -45,17 +48,24 @@ async def roots(context: Any) -> types.ListRootsResult:
     return types.ListRootsResult(roots=[root])
 
 
-async def main(url: str, scenario: str) -> None:
-    headers = {"Authorization": "Bearer token-ann"}
+def transport(url: str, spawn: str | None) -> Any:
+    """The SDK's Streamable HTTP client for a URL; its stdio client for ``stdio``."""
+    if url == "stdio":
+        assert spawn is not None
+        return stdio_client(StdioServerParameters(**json.loads(spawn)))
+    return streamablehttp_client(url, headers={"Authorization": "Bearer token-ann"})
+
+
+async def main(url: str, scenario: str, spawn: str | None = None) -> None:
     tool, arguments = (
         ("plan_trip", {}) if scenario == "three_rounds" else ("get_weather", {"city": "Oslo"})
     )
     callback = {"decline": elicit_decline, "no_elicitation": None}.get(scenario, elicit_accept)
     async with (
-        streamablehttp_client(url, headers=headers) as (read, write, _),
+        transport(url, spawn) as streams,
         ClientSession(
-            read,
-            write,
+            streams[0],
+            streams[1],
             elicitation_callback=callback,
             sampling_callback=sample,
             list_roots_callback=roots,
@@ -75,4 +85,4 @@ async def main(url: str, scenario: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(*sys.argv[1:4]))

@@ -578,7 +578,7 @@ def test_a_bug_in_the_driver_is_answered_internal_error_not_500(monkeypatch):
     def broken(result: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("mrtr_kit.server.legacy_http.legacy_result", broken)
+    monkeypatch.setattr("mrtr_kit.server.legacy.legacy_result", broken)
 
     async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
         await c.initialize()
