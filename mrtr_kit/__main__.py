@@ -39,6 +39,10 @@
 * ``ledger init sqlite:PATH`` — create the SQLite ledger file ``serve --ledger sqlite:PATH``
   opens; ``serve`` refuses a missing one (one line, status 2) rather than create it, and a
   file that is a ledger already is left as it is (status 1; see ``cmd_ledger_init``);
+* ``serve`` serves both protocol eras by default, over HTTP and stdio: a 2026-07-28 client gets
+  MRTR rounds, a 2025-11-25 client (its ``initialize`` first) a session whose handlers' questions
+  are pushed to it (``server/legacy.py``); ``--modern-only`` serves 2026-07-28 only, and a
+  2025-11-25 ``initialize`` gets -32022 naming the supported versions (VER-5);
 * ``examples`` — list the example names the installed course registers;
 * ``conformance-client URL`` — the client the official conformance suite launches.
 
@@ -146,6 +150,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "allowed_hosts": hosts,
         "principal_of": principal_of,
         "response_headers": instance,
+        "eras": _eras(args),
     }
     app = pages.app(**options) if pages else create_app(server, **options)
     what = f"app {args.app!r}" if args.app else f"example {args.example!r}"

@@ -13,10 +13,11 @@ import json
 from typing import Any, Literal
 
 # Which HTTP statuses each JSON-RPC code may come with (§2.6, KIT-HTTP-B, the adapter's limits;
-# 401 is the authenticator's). A code not listed comes with 200.
+# 401 is the authenticator's; 429 the legacy era's sessions bound, ``server/legacy_http.py``).
+# A code not listed comes with 200.
 STATUS_OF_CODE: dict[int, set[int]] = {
     -32700: {400},
-    -32600: {400, 401, 403, 404, 408, 413},
+    -32600: {400, 401, 403, 404, 408, 413, 429},
     -32601: {404},
     -32602: {200, 400},
     -32603: {200},
