@@ -13,6 +13,7 @@ from the repository's root), so that ``tests/library`` needs no course installed
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mrtr_kit.server import McpServer, RequestContext
@@ -158,3 +159,50 @@ def both_eras(**state: Any) -> McpServer:
     server.prompt("greeting", description="A greeting, for someone the user names.")(greeting)
     server.resource("secret://note", name="secret note")(note)
     return server
+
+
+NO_SESSION = "Bad Request: No valid session ID provided"
+
+
+class LegacyOnly:
+    """An ASGI app that serves 2025-11-25 clients only, as a server written before 2026-07-28
+    does: ``create_app(server, eras="both")`` behind a front that refuses any POST without an
+    ``Mcp-Session-Id`` other than ``initialize`` with 400 and the TypeScript SDK 1.x's error
+    (-32000 "Bad Request: No valid session ID provided"), whatever its ``_meta`` says.
+    ``refused`` counts those refusals (a client that cached the era sends none)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.refused = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        has_session = any(k == b"mcp-session-id" for k, _ in scope["headers"])
+        if not has_session and b'"initialize"' not in body:
+            self.refused += 1
+            error = json.dumps(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": NO_SESSION}}
+            ).encode()
+            head = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 400, "headers": head})
+            await send({"type": "http.response.body", "body": error})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -2,7 +2,8 @@
 move by one table (``transitions``); the requests it builds (``factory``), the results it reads
 (``results``), the steps it returns (``steps``), the answers it checks and the handlers that
 produce them (``answers``), the bytes it sends (``encoding``), what a cache may keep
-(``cache``); HTTP headers (``headers``) and the httpx session (``session``).
+(``cache``), which era a server speaks (``eras``, VER-4); HTTP headers (``headers``), the httpx
+session (``session``) and the 2025-11-25 session it falls back to (``legacy``).
 
 Quick start::
 
@@ -29,10 +30,12 @@ from .answers import AnswerHandlers, check_answer
 from .cache import ResultCache
 from .call import MrtrCall
 from .encoding import encode_request
+from .eras import EraCache
 from .errors import (
     HeaderValueError,
     InputDeclined,
     InvalidAnswers,
+    LegacyServer,
     McpClientError,
     McpRemoteError,
     NoMutualVersion,
@@ -56,10 +59,12 @@ __all__ = [
     "CreateMessageResult",
     "Done",
     "ElicitResult",
+    "EraCache",
     "GiveUp",
     "HeaderValueError",
     "InputDeclined",
     "InvalidAnswers",
+    "LegacyServer",
     "ListRootsResult",
     "McpClient",
     "McpClientError",

@@ -142,3 +142,16 @@ class NotJson(McpClientError, ValueError):
 
 class HeaderValueError(McpClientError, ValueError):
     """A tool argument cannot be mirrored into its ``Mcp-Param-*`` header (HTTP-9, HTTP-13)."""
+
+
+class LegacyServer(McpClientError):
+    """The server speaks 2025-11-25 only (VER-4). ``call_tool``, ``get_prompt``,
+    ``read_resource`` and ``request`` fall back to a 2025-11-25 session by themselves; the
+    round-by-round calls (``begin_*``, ``continue_call``) have no 2025-11-25 counterpart, since
+    there the server pushes its questions in the middle of one request. ``original`` is the
+    error the modern request got, raised instead if the server turns out modern after all."""
+
+    def __init__(self, message: str, original: McpClientError) -> None:
+        """Why the server looks legacy, and the modern request's own error (``original``)."""
+        super().__init__(message)
+        self.original = original

@@ -20,6 +20,13 @@ here: a ``-32020`` refreshes the ``tools/list`` header view once (HTTP-14).
 
 Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for display.
 
+A legacy server (VER-4, no flag): when the first request gets a ``400`` that is not a modern
+error (``eras.py`` decides), the client caches the origin as legacy (``client.eras``, an
+``EraCache``) and ``call_tool``, ``get_prompt``, ``read_resource`` and ``request`` (so the
+``list_*`` methods and ``discover``) go through a 2025-11-25 session (``legacy.py``), whose
+pushed questions the same handlers answer. An origin that answered the modern way once is
+never taken for legacy. The legacy exchanges are not in ``trace``.
+
 Caching (MRTR-C9): by default the session caches no results at all, so it can never serve a
 result obtained with ``inputResponses``/``requestState``; ``TraceRecord.cacheable`` shows what a
 caching client would be allowed to keep. Pass ``cache=ResultCache()`` to reuse fresh results of
@@ -58,9 +65,18 @@ from .answers import (
 from .cache import ResultCache
 from .call import DEFAULT_MAX_ROUNDS, Exchange, MrtrCall, PlainRequest
 from .encoding import encode_request
-from .errors import ProtocolViolation, ToolRejected, TransportError
+from .eras import EraCache, era_of_answer, is_modern_error
+from .errors import (
+    LegacyServer,
+    McpClientError,
+    McpRemoteError,
+    ProtocolViolation,
+    ToolRejected,
+    TransportError,
+)
 from .factory import DEFAULT_CLIENT_INFO, RequestFactory
 from .headers import RejectedTool, filter_tools, request_headers
+from .legacy import LegacySession
 from .sse import SseDecoder
 from .steps import (
     DEFAULT_STATE_ONLY_BACKOFF_S,
@@ -139,6 +155,7 @@ class McpClient:
         state_only_backoff_s: float = DEFAULT_STATE_ONLY_BACKOFF_S,
         headers: Mapping[str, str] | None = None,
         cache: ResultCache | None = None,
+        era_cache: EraCache | None = None,
     ) -> None:
         """A client for the MCP endpoint at ``url`` (POSTed to exactly as given).
 
@@ -147,7 +164,8 @@ class McpClient:
         (not both: ``ValueError``) and ``timeout`` set up HTTP; ``client_info``,
         ``protocol_version`` and ``supported_versions`` go into every request; ``max_rounds`` and
         ``state_only_backoff_s`` bound each MRTR call (MRTR-C7); ``cache`` is an optional
-        ``ResultCache``."""
+        ``ResultCache``; ``era_cache`` is the ``EraCache`` of the eras learnt per origin (VER-4;
+        a fresh one by default, or one several clients share)."""
         if http_client is not None and transport is not None:
             raise ValueError("pass http_client or transport, not both")
         self.url = url  # POSTed to exactly as given (docs/conformance.md §7.1)
@@ -173,6 +191,9 @@ class McpClient:
         self._owns_http = http_client is None
         self._numbers = itertools.count(1)
         self._call_numbers: weakref.WeakKeyDictionary[MrtrCall, int] = weakref.WeakKeyDictionary()
+        self.eras = era_cache if era_cache is not None else EraCache()
+        self._client_info = client_info
+        self._legacy: LegacySession | None = None
 
     @classmethod
     def for_app(cls, app: Any, url: str = "http://localhost/mcp", **kw: Any) -> McpClient:
@@ -191,7 +212,10 @@ class McpClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if this client created it."""
+        """End a 2025-11-25 session, if one was opened; close the HTTP client, if this client
+        created it."""
+        if self._legacy is not None:
+            await self._legacy.aclose()
         if self._owns_http:
             await self._http.aclose()
 
@@ -250,6 +274,13 @@ class McpClient:
 
         ``meta`` adds optional ``_meta`` keys, as in every method below.
         """
+        return await self._either(
+            method, _legacy_params(params, meta), None, lambda: self._plain(method, params, meta)
+        )
+
+    async def _plain(
+        self, method: str, params: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
         exchange = PlainRequest(self._factory, method, params, meta)
         first = exchange.first_request()
         if self.cache is not None and (hit := self.cache.lookup(first)) is not None:
@@ -312,7 +343,13 @@ class McpClient:
         ``meta`` adds ``_meta`` keys to every round, e.g. ``{"progressToken": "p1"}`` to
         receive progress notifications (the server then answers with an SSE stream).
         """
-        return await self.complete_call(await self.begin_tool_call(name, arguments, meta=meta))
+        params = _legacy_params({"name": name, "arguments": dict(arguments or {})}, meta)
+        return await self._either(
+            "tools/call",
+            params,
+            name,
+            lambda: self._complete(self.begin_tool_call(name, arguments, meta=meta)),
+        )
 
     async def get_prompt(
         self,
@@ -322,13 +359,73 @@ class McpClient:
         meta: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """``prompts/get`` to completion, answering input requests with the handlers."""
-        return await self.complete_call(await self.begin_get_prompt(name, arguments, meta=meta))
+        params = _legacy_params({"name": name, "arguments": dict(arguments or {})}, meta)
+        return await self._either(
+            "prompts/get",
+            params,
+            name,
+            lambda: self._complete(self.begin_get_prompt(name, arguments, meta=meta)),
+        )
 
     async def read_resource(
         self, uri: str, *, meta: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """``resources/read`` to completion, answering input requests with the handlers."""
-        return await self.complete_call(await self.begin_read_resource(uri, meta=meta))
+        return await self._either(
+            "resources/read",
+            _legacy_params({"uri": uri}, meta),
+            uri,
+            lambda: self._complete(self.begin_read_resource(uri, meta=meta)),
+        )
+
+    async def _complete(self, begun: Awaitable[MrtrCall]) -> dict[str, Any]:
+        return await self.complete_call(await begun)
+
+    async def _either(
+        self,
+        method: str,
+        legacy_params: dict[str, Any],
+        target: str | None,
+        modern: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """The modern way, unless the origin is legacy or its answer says so (VER-4); then the
+        same request on the 2025-11-25 session."""
+        fell: LegacyServer | None = None
+        if self.eras.get(self.url) != "legacy":
+            try:
+                return await modern()
+            except LegacyServer as exc:
+                fell = exc  # round 1 told us: fall back with the same request
+        session = self.legacy_session()
+        try:
+            return await session.request(method, legacy_params, target=target)
+        except McpRemoteError as exc:
+            refused = {"error": {"code": exc.code}}
+            if fell is None or session.version is not None:
+                raise
+            if not is_modern_error(refused, exc.http_status or 0):
+                raise
+            # Our initialize was refused the modern way (-32022, VER-5): a modern server after
+            # all, which the first request's error was about. Never a downgrade (VER-4).
+            self.eras.settle(self.url, "modern")
+            self._legacy = None
+            raise fell.original from None
+
+    def legacy_session(self) -> LegacySession:
+        """The 2025-11-25 session this client uses with a legacy server (opened on first use),
+        with the client's current handlers and headers."""
+        if self._legacy is None:
+            self._legacy = LegacySession(
+                self.url,
+                self._http,
+                handlers=self._handlers,
+                capabilities=self._factory.capabilities,
+                client_info=self._client_info,
+                headers=self.extra_headers,
+                on_notification=self.on_notification,
+            )
+        self._legacy.handlers = self._handlers
+        return self._legacy
 
     async def complete_call(self, call: MrtrCall) -> dict[str, Any]:
         """Drive ``call`` to its final result: answer each round with the handlers and retry.
@@ -438,9 +535,22 @@ class McpClient:
         header_map = self._header_map(exchange)
         refreshed = False
         while True:
-            response, status, record = await self._post(
-                request, header_map, number, exchange.rounds
-            )
+            try:
+                response, status, record = await self._post(
+                    request, header_map, number, exchange.rounds
+                )
+            except TransportError as exc:  # a 400 with no JSON-RPC body: legacy too (VER-4)
+                if exc.http_status == 400 and self._learn(None, 400) == "legacy":
+                    raise LegacyServer(f"{self.url} speaks 2025-11-25 only: {exc}", exc) from exc
+                raise
+            if self._learn(response, status) == "legacy":
+                error = response.get("error")
+                original: McpClientError = (
+                    McpRemoteError.from_error_object(error, http_status=status)
+                    if isinstance(error, dict) and isinstance(error.get("code"), int)
+                    else ProtocolViolation(f"HTTP {status}: {response!r}")
+                )
+                raise LegacyServer(f"{self.url} speaks 2025-11-25 only (HTTP {status})", original)
             if not refreshed and _header_mismatch(exchange, response):
                 # HTTP-14: our view of the tool's x-mcp-header annotations may be stale.
                 # Refresh tools/list once; if the annotations changed, send the round again.
@@ -460,6 +570,10 @@ class McpClient:
             if not isinstance(step, Resend):
                 return step
             request = step.request
+
+    def _learn(self, response: dict[str, Any] | None, status: int) -> str | None:
+        """What this answer says about the server's era, cached per origin (VER-4)."""
+        return self.eras.learn(self.url, era_of_answer(response, status))
 
     def _header_map(self, exchange: Exchange) -> HeaderMap:
         if not isinstance(exchange, MrtrCall) or exchange.method != "tools/call":
@@ -539,6 +653,16 @@ class McpClient:
         if self.on_notification is not None:
             await maybe_await(self.on_notification(message))
         return None
+
+
+def _legacy_params(
+    params: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A request's params the 2025-11-25 way: ``meta`` (a progressToken, say) as ``_meta``."""
+    out = dict(params or {})
+    if meta:
+        out["_meta"] = dict(meta)
+    return out
 
 
 def _json_message(text: str | bytes, status: int) -> dict[str, Any]:
