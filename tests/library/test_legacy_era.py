@@ -754,5 +754,40 @@ def test_sdk1_client_flows(scenario):
     run(body)
 
 
+# -- serve: both eras by default, --modern-only keeps VER-5 ------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("modern_only", [False, True])
+def test_serve_serves_both_eras_by_default_and_modern_only_keeps_32022(modern_only):
+    """KIT (issue 29): ``serve`` opens a 2025-11-25 session for a legacy ``initialize`` and still
+    serves 2026-07-28 requests; ``--modern-only`` answers the same initialize -32022 with the
+    supported versions (VER-5, VER-1)."""
+    from tests.helpers import start_serve, stop_serve
+
+    extra = ["--modern-only"] if modern_only else []
+    proc, url = start_serve(
+        Path(__file__).resolve().parents[2], "--app", "tests.apps:weather", *extra
+    )
+    try:
+        info = {"name": "x", "version": "1"}
+        params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": info}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        accept = {"Accept": "application/json, text/event-stream"}
+        r = httpx.post(url, json=init, headers=accept, timeout=20)
+        if modern_only:
+            assert r.status_code == 400 and r.json()["error"]["code"] == -32022
+            assert r.json()["error"]["data"]["supported"] == ["2026-07-28"]
+            assert "mcp-session-id" not in r.headers
+        else:
+            assert r.status_code == 200 and r.json()["result"]["protocolVersion"] == LEGACY
+            assert r.headers["mcp-session-id"]
+        body = modern_request("server/discover", {})
+        r = httpx.post(url, json=body, headers=modern_headers("server/discover"), timeout=20)
+        assert r.status_code == 200 and r.json()["result"]["resultType"] == "complete"
+    finally:
+        stop_serve(proc)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
