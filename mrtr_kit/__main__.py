@@ -28,7 +28,8 @@
 * ``serve --stdio --example NAME`` — the same example server (and ``--state-codec``,
   ``--ledger`` options) over stdio instead: newline-delimited JSON-RPC on stdin and stdout,
   for a client that starts the server as its child process (a 2025-11-25 client too, below).
-  stdout carries JSON-RPC lines only, no banner; logs go to stderr (STDIO-1). It ends, with status 0, when stdin closes.
+  stdout carries JSON-RPC lines only, no banner; logs go to stderr (STDIO-1). It ends, with
+  status 0, when stdin closes.
   No authentication: the client that started the process is the user, named by
   ``--principal NAME`` or ``MRTR_KIT_PRINCIPAL`` (else no principal); HTTP's
   ``MRTR_KIT_BEARER_TOKENS``, ``--principal-of``, ``--host``, ``--port`` and

@@ -14,7 +14,10 @@
    with the client's ``AnswerHandlers``, the same callbacks the MRTR loop uses (MIG-6 run
    backwards), POSTing the JSON-RPC response on the session. A handler that fails (or refuses,
    MRTR-C8) answers the server with an error, so its call does not hang, and raises here;
-4. on ``404`` (the session is gone: expired, or its instance restarted) starts one new session
+4. listens on the session's standalone GET stream, where a server may push requests that
+   belong to no call's stream (the SDK 1.x's ``list_roots()`` does); a server without one
+   (405) is fine. Such a request is answered as in 3, for the call in flight, if any;
+5. on ``404`` (the session is gone: expired, or its instance restarted) starts one new session
    and sends the request again, as 2025-11-25 says; ``aclose`` DELETEs the session.
 
 Only HTTP's and the session's rules live here; which era to speak is ``eras.py``'s.
@@ -22,9 +25,11 @@ Only HTTP's and the session's rules live here; which era to speak is ``eras.py``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -42,6 +47,8 @@ from .errors import (
 )
 from .sse import SseDecoder
 from .steps import AnswerContext
+
+log = logging.getLogger("mrtr_kit.client.legacy")
 
 LEGACY_VERSION = "2025-11-25"
 # What a 2025-11-25 server may answer our initialize with (2025-06-18 differs only in what the
@@ -91,6 +98,8 @@ class LegacySession:
         self.server_info: dict[str, Any] | None = None
         self.initialize_result: dict[str, Any] | None = None
         self._ids = itertools.count(1)
+        self._listener: asyncio.Task[None] | None = None
+        self._current: _Call | None = None  # the call in flight, for the GET stream's requests
 
     # -- the session's life -------------------------------------------------------------------
 
@@ -118,10 +127,41 @@ class LegacySession:
         self.initialize_result = result
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.http.post(self.url, content=_encode(note), headers=self._head())
+        self._stop_listening()
+        if self.session_id is not None:
+            self._listener = asyncio.create_task(self._listen())
         return result
+
+    async def _listen(self) -> None:
+        """The standalone GET stream: requests and notifications outside any call's stream.
+        It ends with the session, or at once if the server offers none."""
+        head = {**self._head(), "Accept": "text/event-stream"}
+        try:
+            async with self.http.stream("GET", self.url, headers=head) as response:
+                kind = response.headers.get("content-type", "")
+                if response.status_code != 200 or not kind.startswith("text/event-stream"):
+                    return  # 405: no standalone stream, which 2025-11-25 allows
+                decoder = SseDecoder()
+                async for line in response.aiter_lines():
+                    data = decoder.feed(line)
+                    if data is None:
+                        continue
+                    message = _decode(data, 200)
+                    if "method" in message and "id" in message:
+                        await self._pushed(message, self._current or _Call("", None))
+                    elif "method" in message and self.on_notification is not None:
+                        await maybe_await(self.on_notification(message))
+        except (httpx.HTTPError, McpClientError) as exc:  # the stream is a bonus: never fatal
+            log.info("the session's GET stream ended: %s", exc)
+
+    def _stop_listening(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
 
     async def aclose(self) -> None:
         """End the session (DELETE); a server that does not allow it is fine (405)."""
+        self._stop_listening()
         if self.session_id is None:
             return
         with contextlib.suppress(httpx.HTTPError):  # a server gone already: nothing to end
@@ -155,16 +195,19 @@ class LegacySession:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params:
             message["params"] = dict(params)
-        call = _Call(method, target)
-        async with self.http.stream(
-            "POST", self.url, content=_encode(message), headers=self._head()
-        ) as response:
-            if response.status_code == 404 and self.session_id is not None:
-                raise SessionGone(f"the server no longer knows session {self.session_id}")
-            if response.headers.get("content-type", "").startswith("text/event-stream"):
-                reply = await self._read_stream(response, rid, call)
-            else:
-                reply = await _reply(response, rid, self)
+        call = self._current = _Call(method, target)
+        try:
+            async with self.http.stream(
+                "POST", self.url, content=_encode(message), headers=self._head()
+            ) as response:
+                if response.status_code == 404 and self.session_id is not None:
+                    raise SessionGone(f"the server no longer knows session {self.session_id}")
+                if response.headers.get("content-type", "").startswith("text/event-stream"):
+                    reply = await self._read_stream(response, rid, call)
+                else:
+                    reply = await _reply(response, rid, self)
+        finally:
+            self._current = None
         return _result(reply, response.status_code)
 
     async def _read_stream(self, response: httpx.Response, rid: int, call: _Call) -> dict[str, Any]:

@@ -4,8 +4,9 @@
 Run by ``test_client_fallback.py`` with the interpreter of the ``.sdk1`` venv (never the
 project's, which has ``mcp`` 2.x). Its tools ask the push way, awaiting in the middle of the
 call: ``get_weather`` a login form (``await ctx.elicit(...)``), ``plan_trip`` a form and then a
-sampling request (``ctx.session.create_message(..., related_request_id=...)``), so that both
-go on the call's own stream.
+sampling request (``ctx.session.create_message(..., related_request_id=...)``, on the call's
+own stream) and the roots (``ctx.session.list_roots()``, which the SDK 1.x sends on the
+session's standalone GET stream).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ async def get_weather(city: str, ctx: Context) -> str:  # type: ignore[type-arg]
 
 @mcp.tool()
 async def plan_trip(ctx: Context) -> str:  # type: ignore[type-arg]
-    """A form, then a sampling request."""
+    """A form, a sampling request, then the roots."""
     trip = await ctx.elicit("Where to, and for how many nights?", schema=Trip)
     if trip.action != "accept":
         return "No trip planned."
@@ -49,7 +50,9 @@ async def plan_trip(ctx: Context) -> str:  # type: ignore[type-arg]
         [message], max_tokens=20, related_request_id=ctx.request_id
     )
     title = getattr(sampled.content, "text", "untitled")
-    return f"{title}: {trip.data.nights} nights in {trip.data.city}"
+    roots = await ctx.session.list_roots()  # no related request: the session's GET stream
+    where = str(roots.roots[0].uri) if roots.roots else "nowhere"
+    return f"{title}: {trip.data.nights} nights in {trip.data.city}, saved under {where}"
 
 
 if __name__ == "__main__":

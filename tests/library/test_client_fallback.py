@@ -319,15 +319,17 @@ def fastmcp_url() -> Any:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", ["form", "decline", "two_rounds"])
+@pytest.mark.parametrize("scenario", ["form", "decline", "three_rounds"])
 def test_the_kit_client_against_an_sdk1_fastmcp_server(fastmcp_url, scenario):
     """VER-4 against a server nobody here wrote: FastMCP's ``await ctx.elicit(...)`` and
-    ``create_message`` pushed on the call's stream, answered by the MRTR handlers."""
+    ``create_message`` pushed on the call's stream, ``list_roots()`` on the session's GET
+    stream, all answered by the MRTR handlers."""
 
     async def go() -> str:
         handler = decline if scenario == "decline" else form
-        async with McpClient(fastmcp_url, elicitation=handler, sampling=sample) as client:
-            if scenario == "two_rounds":
+        client = McpClient(fastmcp_url, elicitation=handler, sampling=sample, roots=roots)
+        async with client:
+            if scenario == "three_rounds":
                 result = await client.call_tool("plan_trip", {})
             else:
                 result = await client.call_tool("get_weather", {"city": "Oslo"})
@@ -338,6 +340,6 @@ def test_the_kit_client_against_an_sdk1_fastmcp_server(fastmcp_url, scenario):
     expected = {
         "form": "Hello ann! Sunny in Oslo.",
         "decline": "No personal forecast for Oslo.",
-        "two_rounds": "Lyon in spring: 3 nights in Lyon",
+        "three_rounds": "Lyon in spring: 3 nights in Lyon, saved under file:///home/ann/trips",
     }[scenario]
     assert asyncio.run(asyncio.wait_for(go(), 60)) == expected
