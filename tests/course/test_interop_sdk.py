@@ -163,14 +163,32 @@ def test_sdk_resolvers_ask_a_2026_request_with_input_required(sdk: Fleet):
 
 
 def test_v1_ctx_elicit_fails_on_a_2026_request(sdk: Fleet):
+    """A client that knows the server is modern (its tools/list answered the 2026-07-28 way)
+    gets the tool's 400 -32600 and never downgrades (VER-4)."""
+
     async def go() -> None:
         async with McpClient(sdk["sdk-v1"].url, elicitation=traveller()) as client:
+            await client.list_tools()
             await client.call_tool("plan_trip", {"city": "Lisbon"})
 
     with pytest.raises(McpRemoteError) as caught:
         asyncio.run(go())
     assert (caught.value.code, caught.value.http_status) == (-32600, 400)
     assert "no back-channel for server-initiated requests" in caught.value.message
+
+
+def test_v1_ctx_elicit_works_for_a_fresh_client_that_falls_back(sdk: Fleet):
+    """VER-4: a fresh client's first request gets a 400 that is no modern error, so it opens a
+    2025-11-25 session, where ``ctx.elicit`` pushes its questions to the same handler."""
+
+    async def go() -> tuple[str, str | None]:
+        async with McpClient(sdk["sdk-v1"].url, elicitation=traveller()) as client:
+            result = await client.call_tool("plan_trip", {"city": "Lisbon"})
+            return result["content"][0]["text"], client.eras.get(sdk["sdk-v1"].url)
+
+    text, era = asyncio.run(go())
+    assert era == "legacy"
+    assert text == EXPECTED
 
 
 def test_kits_legacy_client_against_the_official_sdks_v1_tool(sdk: Fleet):
