@@ -58,6 +58,7 @@ from . import hosts
 from .auth import Unauthenticated
 from .core import McpServer, Reply, encoded_internal_error, error_reply
 from .legacy_http import LegacyEra, LegacyLimits
+from .sse import SseResponse
 
 log = logging.getLogger("mrtr_kit.http")
 auth_log = logging.getLogger("mrtr_kit.auth")
@@ -194,22 +195,17 @@ class _StreamEnded(BaseException):
     a stream that ends normally."""
 
 
-class _SseStream:
+class _SseStream(SseResponse):
     """One request's SSE response, opened by the handler's first notification (HTTP-21..23).
 
     Until then nothing is sent, so a handler that emits nothing is answered with plain JSON.
-    Once open, a hang-up by the client cancels the handler (HTTP-25): a task waits for
-    ``http.disconnect`` and cancels the task running the handler.
+    Once open, a hang-up by the client cancels the handler (HTTP-25): ``SseResponse`` watches
+    for ``http.disconnect`` and cancels the task running the handler.
     """
 
     def __init__(self, send: Send, receive: Receive, headers: list[tuple[bytes, bytes]]) -> None:
-        self.send = send
-        self.receive = receive
-        self.headers = headers
+        super().__init__(send, receive, headers)
         self.request_id: Any = None
-        self.open = False
-        self.hung_up = False
-        self._watcher: asyncio.Task[None] | None = None
 
     async def emit(self, notification: dict[str, Any]) -> None:
         try:
@@ -222,29 +218,10 @@ class _SseStream:
             raise _StreamEnded from None
         await self.event(data)
 
-    async def event(self, data: bytes) -> None:
-        if not self.open:
-            self.open = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": self.headers})
-            self._watcher = asyncio.create_task(self._watch(asyncio.current_task()))
-        event = b"data: " + data + b"\n\n"
-        await self.send({"type": "http.response.body", "body": event, "more_body": True})
-
     async def end(self, data: bytes) -> None:
         """The answer: the last event, which ends the stream (HTTP-21)."""
         await self.event(data)
         await self.send({"type": "http.response.body", "body": b""})
-
-    def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-
-    async def _watch(self, handler: asyncio.Task[Any] | None) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-        self.hung_up = True
-        if handler is not None:
-            handler.cancel()
 
 
 class McpHttpEndpoint:

@@ -36,7 +36,6 @@ its answer), which 2025-11-25 allows servers without resumption.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 import time
@@ -61,6 +60,7 @@ from .legacy import (
     legacy_result,
     valid_id,
 )
+from .sse import SseResponse
 
 __all__ = [
     "LEGACY_VERSIONS",
@@ -78,28 +78,11 @@ log = logging.getLogger("mrtr_kit.legacy")
 SESSION_HEADER = "mcp-session-id"
 
 
-class _PushStream:
+class _PushStream(SseResponse):
     """The SSE response of one legacy call, opened by its first pushed request or notification.
 
     A hang-up cancels the call (``hung_up``): without resumption, nothing could deliver its
     answer, and its pending requests must not outlive it."""
-
-    def __init__(self, send: Send, receive: Receive, headers: list[tuple[bytes, bytes]]) -> None:
-        self.send = send
-        self.receive = receive
-        self.headers = headers
-        self.open = False
-        self.hung_up = False
-        self._watcher: asyncio.Task[None] | None = None
-
-    async def event(self, data: bytes) -> None:
-        if not self.open:
-            self.open = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": self.headers})
-            self._watcher = asyncio.create_task(self._watch(asyncio.current_task()))
-        await self.send(
-            {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
-        )
 
     async def emit(self, notification: dict[str, Any]) -> None:
         """A handler's notification (progress, log): the 2025-11-25 shapes are the same."""
@@ -116,17 +99,6 @@ class _PushStream:
             self.open = True
             await self.send({"type": "http.response.start", "status": 200, "headers": self.headers})
         await self.send({"type": "http.response.body", "body": b""})
-
-    def close(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
-
-    async def _watch(self, call: asyncio.Task[Any] | None) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
-        self.hung_up = True
-        if call is not None:
-            call.cancel()
 
 
 class LegacyEra(LegacyRounds):
