@@ -169,7 +169,7 @@ def ensure_env(
         return
     started = time.monotonic()
     library = install_targets(extras)[1].replace(".", "mrtr-kit", 1)  # "mrtr-kit[test]"
-    what = f"{library} and the course (mrtr-course)"
+    what = f"{library} and mrtr-course"
     if not PYTHON.exists():
         python = sys.version.split()[0]
         say(f"1/3 creating the virtual environment {_where(VENV)}/ (Python {python})")
@@ -185,7 +185,7 @@ def ensure_env(
     say("2/3 upgrading pip (the one venv ships may be old)")
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     size = "about 300 MB" if extras == LAB else "about 600 MB"
-    say(f"3/3 installing {what} and its dependencies ({size}; a minute or more)")
+    say(f"3/3 installing {what} with what they depend on ({size}; a minute or more)")
     # Editable: the lessons import the code next to them, so an edit shows at the next import.
     try:
         subprocess.run([*pip, *install_targets(extras)], check=True, cwd=ROOT)
