@@ -4,29 +4,46 @@
 guide (docs/deploy.md) shows exactly what the tests run; the flood defences and why each is
 set are commented in it. ``nginx_config`` fills in its ``@NAME@`` placeholders; ``Nginx`` runs
 a real nginx (the Debian package) with it as a child process, in a temporary folder with
-``daemon off``, stopped by PID. ``BALANCING`` names how requests are spread over the servers.
+``daemon off``, stopped by PID. ``BALANCING`` names how requests are spread over the servers:
+a request with an ``Mcp-Session-Id`` (a 2025-11-25 session, which lives in one process) goes to
+the instance holding that session, the others are spread as the value says.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import re
 import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import httpx
 
 from .loopback import free_port, responds, stop_process
 
+
+class Balancing(NamedTuple):
+    """What fills ``nginx.conf``'s ``@BALANCING@``, and whether sessions are routed."""
+
+    directive: str  # mcp_fleet's method, for requests without a session
+    routed: bool  # each 2025-11-25 session's requests to the instance that holds it
+
+
 BALANCING = {
-    "round-robin": "",  # nginx's default: each request to the next server
-    "sticky": "hash $http_mcp_session_id consistent;",  # one session, one instance
-    "ip-hash": "ip_hash;",  # one client address, one instance
+    # nginx's default for modern requests, each to the next server; sessions to their own.
+    "round-robin": Balancing("", True),
+    # The name session routing had when it was not the default; now the same as round-robin.
+    "sticky": Balancing("", True),
+    # One client address, one instance, for modern requests too; sessions to their own.
+    "ip-hash": Balancing("ip_hash;", True),
+    # Every request round robin, sessions included: a fleet without session routing, where a
+    # 2025-11-25 session breaks (the course and tests show it; never for a deployment).
+    "ignore-sessions": Balancing("", False),
 }
 
 NGINX_TEMPLATE = Path(__file__).with_name("nginx.conf")
@@ -48,15 +65,24 @@ def nginx_config(
     servers (``benchmarks/flood.py``; ``README.md`` has the figures). With
     ``proxy_request_buffering on`` (nginx's default, stated) a request goes to a server only
     once nginx has read its body whole, so a slow body holds no server connection or task.
+    ``balancing`` is a key of ``BALANCING``: every value but ``ignore-sessions`` sends a
+    request with an ``Mcp-Session-Id`` to the instance holding that session (nginx writes the
+    instance into the id it hands the client).
     """
-    servers = "\n        ".join(
-        f"server {httpx.URL(url).host}:{httpx.URL(url).port};" for url in upstreams
-    )
+    chosen = BALANCING[balancing]
+    addresses = [f"{httpx.URL(url).host}:{httpx.URL(url).port}" for url in upstreams]
+    homes = [f'"~^{re.escape(a)}~" {a}' for a in addresses] if chosen.routed else ['"" ""']
     filled = {
         "@PREFIX@": prefix,
         "@LISTEN@": f"127.0.0.1:{port}",
-        "@BALANCING@": BALANCING[balancing],
-        "@SERVERS@": servers,
+        "@BALANCING@": chosen.directive,
+        "@SESSION_ID@": (
+            '"$mcp_answered~$upstream_http_mcp_session_id"'
+            if chosen.routed
+            else "$upstream_http_mcp_session_id"
+        ),
+        "@HOMES@": ";\n        ".join(homes),  # the file has the last ";"
+        "@SERVERS@": "\n        ".join(f"server {a};" for a in addresses),
     }
     lines = NGINX_TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True)
     for placeholder, value in filled.items():  # comments, which name them, stay as they are

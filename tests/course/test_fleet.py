@@ -254,10 +254,13 @@ def test_nginx_config_for_each_balancing():
     plain = nginx_config(urls, port=8080, prefix="/tmp/x")
     assert "server 127.0.0.1:9001;" in plain and "server 127.0.0.1:9002;" in plain
     assert "daemon off;" in plain and "pid /tmp/x/nginx.pid;" in plain
-    assert "proxy_buffering off;" in plain and "hash " not in plain
-    sticky = nginx_config(urls, port=8080, prefix="/tmp/x", balancing="sticky")
-    assert "hash $http_mcp_session_id consistent;" in sticky
+    assert "proxy_buffering off;" in plain and "ip_hash;" not in plain
+    # Sessions go to their own instance by default; "sticky" is the same, its older name.
+    assert '"~^127\\.0\\.0\\.1:9001~" 127.0.0.1:9001;' in plain
+    assert nginx_config(urls, port=8080, prefix="/tmp/x", balancing="sticky") == plain
     assert "ip_hash;" in nginx_config(urls, port=8080, prefix="/tmp/x", balancing="ip-hash")
+    unrouted = nginx_config(urls, port=8080, prefix="/tmp/x", balancing="ignore-sessions")
+    assert "~^127" not in unrouted and "default $upstream_http_mcp_session_id;" in unrouted
 
 
 def test_nginx_runs_the_file_the_deployment_guide_shows():
@@ -276,7 +279,8 @@ def test_nginx_runs_the_file_the_deployment_guide_shows():
 
 
 def test_nginx_round_robin_breaks_the_legacy_tool(legacy_lost: Fleet):
-    with Nginx(legacy_lost.urls, binary=nginx_binary()) as nginx:
+    # Round robin for every request, sessions included (the kit's default routes sessions).
+    with Nginx(legacy_lost.urls, balancing="ignore-sessions", binary=nginx_binary()) as nginx:
         pid = nginx.process.pid if nginx.process else None
         run = asyncio.run(legacy_trip(RoundRobin([nginx.url])))
         assert (nginx.prefix / "nginx.pid").read_text().strip() == str(pid)
