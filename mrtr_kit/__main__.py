@@ -42,7 +42,7 @@
   file that is a ledger already is left as it is (status 1; see ``cmd_ledger_init``);
 * ``serve`` serves both protocol eras by default, over HTTP and stdio: a 2026-07-28 client gets
   MRTR rounds, a 2025-11-25 client (its ``initialize`` first) a session whose handlers' questions
-  are pushed to it (``server/legacy.py``); ``--modern-only`` serves 2026-07-28 only, and a
+  are pushed to it (``server/era2025.py``); ``--modern-only`` serves 2026-07-28 only, and a
   2025-11-25 ``initialize`` gets -32022 naming the supported versions (VER-5);
 * ``examples`` — list the example names the installed course registers;
 * ``conformance-client URL`` — the client the official conformance suite launches.

@@ -7,7 +7,7 @@ from the repository's root), so that ``tests/library`` needs no course installed
   sampling request, a roots request), ``link_account`` (URL mode, then "still waiting" rounds
   until ``LINKED`` holds the user), the prompt ``greeting`` (asks a form) and the resource
   ``secret://note`` (asks for a confirmation), and ``pay`` (a confirmation, then
-  ``redeem_once()``, then ``PAID``): the handlers ``tests/library/test_legacy_era.py``
+  ``redeem_once()``, then ``PAID``): the handlers ``tests/library/test_era2025_http.py``
   serves to 2025-11-25 and 2026-07-28 clients alike.
 """
 

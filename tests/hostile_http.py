@@ -13,7 +13,7 @@ import json
 from typing import Any, Literal
 
 # Which HTTP statuses each JSON-RPC code may come with (§2.6, KIT-HTTP-B, the adapter's limits;
-# 401 is the authenticator's; 429 the legacy era's sessions bound, ``server/legacy_http.py``).
+# 401 is the authenticator's; 429 the legacy era's sessions bound, ``server/era2025_http.py``).
 # A code not listed comes with 200.
 STATUS_OF_CODE: dict[int, set[int]] = {
     -32700: {400},

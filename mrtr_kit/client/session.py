@@ -23,7 +23,7 @@ Every HTTP exchange is appended to ``client.trace`` (``TraceRecord``) for displa
 A legacy server (VER-4, no flag): when the first request gets a ``400`` that is not a modern
 error (``eras.py`` decides), the client caches the origin as legacy (``client.eras``, an
 ``EraCache``) and ``call_tool``, ``get_prompt``, ``read_resource`` and ``request`` (so the
-``list_*`` methods and ``discover``) go through a 2025-11-25 session (``legacy.py``), whose
+``list_*`` methods and ``discover``) go through a 2025-11-25 session (``era2025.py``), whose
 pushed questions the same handlers answer. An origin that answered the modern way once is
 never taken for legacy. The legacy exchanges are not in ``trace``.
 
@@ -65,6 +65,7 @@ from .answers import (
 from .cache import ResultCache
 from .call import DEFAULT_MAX_ROUNDS, Exchange, MrtrCall, PlainRequest
 from .encoding import encode_request
+from .era2025 import LegacySession
 from .eras import EraCache, era_of_answer, is_modern_error
 from .errors import (
     LegacyServer,
@@ -76,7 +77,6 @@ from .errors import (
 )
 from .factory import DEFAULT_CLIENT_INFO, RequestFactory
 from .headers import RejectedTool, filter_tools, request_headers
-from .legacy import LegacySession
 from .sse import SseDecoder
 from .steps import (
     DEFAULT_STATE_ONLY_BACKOFF_S,

@@ -57,7 +57,7 @@ from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, en
 from . import hosts
 from .auth import Unauthenticated
 from .core import McpServer, Reply, encoded_internal_error, error_reply
-from .legacy_http import LegacyEra, LegacyLimits
+from .era2025_http import LegacyEra, LegacyLimits
 from .sse import SseResponse
 
 log = logging.getLogger("mrtr_kit.http")
@@ -247,7 +247,7 @@ class McpHttpEndpoint:
         sync or async (``create_app``);
         ``max_body_bytes`` and ``body_timeout_s`` bound the body a client may send;
         ``response_headers`` are added to every response; ``legacy``, when given, serves
-        2025-11-25 sessions beside the 2026-07-28 pipeline (``legacy_http``)."""
+        2025-11-25 sessions beside the 2026-07-28 pipeline (``era2025_http``)."""
         self.server = server
         self.legacy = legacy
         self.principal_of = principal_of
@@ -528,7 +528,7 @@ def create_app(
     ``eras="modern"`` (the default) serves 2026-07-28 only: a 2025-11-25 ``initialize`` gets
     -32022 naming the supported versions (VER-5). ``eras="both"`` also serves 2025-11-25
     clients from the same handlers, in sessions bounded by ``legacy_limits``
-    (``legacy_http``; opt-in, KIT).
+    (``era2025_http``; opt-in, KIT).
     """
     if eras not in ("modern", "both"):
         raise ValueError(f"eras must be 'modern' or 'both', not {eras!r}")

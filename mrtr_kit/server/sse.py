@@ -4,7 +4,7 @@
 still be answered with plain JSON, and from then on watches for the client's hang-up: a task
 waits for ``http.disconnect`` and cancels the task writing the events (the handler, or a
 2025-11-25 call), and sets ``hung_up``. What an event carries and how the stream ends are the
-callers': ``http`` (a 2026-07-28 request's notifications, then its answer) and ``legacy_http``
+callers': ``http`` (a 2026-07-28 request's notifications, then its answer) and ``era2025_http``
 (a 2025-11-25 call's pushed requests, then its answer).
 """
 

@@ -22,7 +22,7 @@ stdout carries those lines and nothing else; on 2026-07-28 the server never writ
 
 **Both eras** (``eras="both"``; the default ``"modern"`` answers a 2025-11-25 ``initialize``
 -32022, VER-5): the first request decides the connection's era, as in the official SDKs. A
-2025-11-25 ``initialize`` opens the process's one legacy session (``legacy.py``, the rules
+2025-11-25 ``initialize`` opens the process's one legacy session (``era2025.py``, the rules
 HTTP's sessions follow too: the same rebuilt requests through the core, pushed questions,
 bounds and bad-answer checks). From then on every line is that session's: a call's
 ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` are written to stdout as
@@ -63,7 +63,7 @@ from ..protocol.constants import MRTR_METHODS
 from ..protocol.errors import McpError
 from ..protocol.wire_json import MAX_MESSAGE_BYTES, Unencodable, decode_body, encode_message
 from .core import McpServer, Reply, encoded_internal_error, error_reply
-from .legacy import (
+from .era2025 import (
     LegacyLimits,
     LegacyRounds,
     LegacySession,

@@ -3,7 +3,7 @@ with ``eras="both"``: ``python sdk1_legacy_client.py URL SCENARIO`` over Streama
 ``python sdk1_legacy_client.py stdio SCENARIO '{"command": ..., "args": [...], "env": {...},
 "cwd": ...}'`` over stdio (the SDK's ``stdio_client`` starts the server as its child).
 
-Run by ``test_legacy_era.py`` with the interpreter of a separate venv (never the project's,
+Run by ``test_era2025_http.py`` with the interpreter of a separate venv (never the project's,
 which has ``mcp`` 2.x). It answers pushed requests with the SDK's own callbacks
 (``elicitation_callback``, ``sampling_callback``, ``list_roots_callback``) and prints one JSON
 line: the negotiated version, the tool result's text and ``isError``.

@@ -1,5 +1,5 @@
 """``McpClient`` falls back to a 2025-11-25 server (VER-4; ``mrtr_kit/client/eras.py`` decides,
-``mrtr_kit/client/legacy.py`` speaks the session; docs/architecture.md §8).
+``mrtr_kit/client/era2025.py`` speaks the session; docs/architecture.md §8).
 
 The legacy servers: the kit's own adapter behind a front that refuses every request without a
 session (``tests.apps.LegacyOnly``: a server written before 2026-07-28), under uvicorn on
@@ -32,7 +32,7 @@ from mrtr_kit.protocol.models import TextContent
 from mrtr_kit.server.http import create_app
 from mrtr_kit.server.keyring import KeyRing
 from tests import apps
-from tests.library.test_legacy_era import sdk1_python, serving
+from tests.library.test_era2025_http import sdk1_python, serving
 
 TOKEN = {"Authorization": "Bearer token-ann"}
 SEEN: list[tuple[str, int]] = []  # (what was asked, round) as the handlers saw it

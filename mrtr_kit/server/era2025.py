@@ -1,7 +1,7 @@
 """The 2025-11-25 era, transport aside: sessions that drive the same MRTR handlers.
 
 ``LegacyRounds`` is what a 2025-11-25 session does with each message, whatever carries it;
-``legacy_http.py`` (Streamable HTTP: ``Mcp-Session-Id``, SSE, statuses) and ``stdio.py``
+``era2025_http.py`` (Streamable HTTP: ``Mcp-Session-Id``, SSE, statuses) and ``stdio.py``
 (one session per process, lines on stdin/stdout) are its two transports. A transport gives
 it decoded messages and a ``Pusher`` (where a call's pushed requests and notifications go),
 and writes what it returns. The client's first request decides its era, as in the official

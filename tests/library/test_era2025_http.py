@@ -1,5 +1,5 @@
 """One handler, both eras: ``create_app(server, eras="both")`` serves 2025-11-25 sessions from
-the same MRTR handlers (``mrtr_kit/server/legacy_http.py``; docs/architecture.md §8).
+the same MRTR handlers (``mrtr_kit/server/era2025_http.py``; docs/architecture.md §8).
 
 The server runs under uvicorn on loopback, in the test's own event loop, and a small raw
 2025-11-25 client (httpx) reads the pushed requests off each call's SSE stream and POSTs its
@@ -25,9 +25,9 @@ import pytest
 import uvicorn
 
 from mrtr_kit.server.auth import BearerTokens
+from mrtr_kit.server.era2025_http import LegacyEra, LegacyLimits
 from mrtr_kit.server.http import bind_tcp, create_app, uvicorn_config
 from mrtr_kit.server.keyring import KeyRing
-from mrtr_kit.server.legacy_http import LegacyEra, LegacyLimits
 from tests import apps
 from tests.helpers import headers as modern_headers
 from tests.helpers import request as modern_request
@@ -578,7 +578,7 @@ def test_a_bug_in_the_driver_is_answered_internal_error_not_500(monkeypatch):
     def broken(result: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("mrtr_kit.server.legacy.legacy_result", broken)
+    monkeypatch.setattr("mrtr_kit.server.era2025.legacy_result", broken)
 
     async def body(c: Legacy, era: LegacyEra, url: str, http: httpx.AsyncClient) -> None:
         await c.initialize()

@@ -7,7 +7,7 @@ or carries an ``Mcp-Session-Id`` and is not a 2026-07-28 request. Everything els
 modern path, unchanged. The client's first request decides its era, as in the official SDKs.
 
 What a session does with each message (one handler, one set of rules, the calls that cannot
-finish, URL mode, the bounds, bad answers) is ``legacy.py``'s, shared with stdio; this module
+finish, URL mode, the bounds, bad answers) is ``era2025.py``'s, shared with stdio; this module
 is its HTTP transport. A call's pushed requests and notifications go on the POST's SSE stream,
 its answer as the stream's last event; the client POSTs each response on its session (202).
 
@@ -18,7 +18,7 @@ Its capabilities, version and clientInfo come from that ``initialize``; ``MCP-Pr
 when sent, must match the session's (else 400). DELETE ends a session; GET is 405 (no
 standalone stream is offered, which the 2025-11-25 transport allows).
 
-**Bounds** (``LegacyLimits``, KIT), besides ``legacy.py``'s: sessions per principal (and in
+**Bounds** (``LegacyLimits``, KIT), besides ``era2025.py``'s: sessions per principal (and in
 all, 429 beyond them) and idle time per session. A hang-up or a DELETE ends a call like
 ``notifications/cancelled`` does.
 
@@ -47,7 +47,7 @@ from starlette.types import Receive, Send
 from ..protocol.constants import MRTR_METHODS
 from ..protocol.wire_json import Unencodable, encode_message
 from .core import McpServer
-from .legacy import (
+from .era2025 import (
     LEGACY_VERSIONS,
     LegacyLimits,
     LegacyRounds,

@@ -1,6 +1,6 @@
 """Both eras over stdio: ``StdioSession(eras="both")`` and ``serve --stdio`` (the default),
 where the first request decides the connection's era (``mrtr_kit/server/stdio.py``, the
-session rules of ``mrtr_kit/server/legacy.py``; docs/architecture.md §8).
+session rules of ``mrtr_kit/server/era2025.py``; docs/architecture.md §8).
 
 In-process tests talk to a ``StdioSession`` line by line; ``test_sdk1_stdio_*`` has the
 official Python SDK 1.x client (``mcp<2``, 2025-11-25) start ``serve --stdio --app
@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
+from mrtr_kit.server.era2025 import LegacyLimits
 from mrtr_kit.server.keyring import KeyRing
-from mrtr_kit.server.legacy import LegacyLimits
 from mrtr_kit.server.stdio import StdioSession
 from tests import apps
 from tests.helpers import request as modern_request
-from tests.library.test_legacy_era import (
+from tests.library.test_era2025_http import (
     ALL_CAPS,
     FORM_CAPS,
     LEGACY,

@@ -48,7 +48,7 @@ from .errors import (
 from .sse import SseDecoder
 from .steps import AnswerContext
 
-log = logging.getLogger("mrtr_kit.client.legacy")
+log = logging.getLogger("mrtr_kit.client.era2025")
 
 LEGACY_VERSION = "2025-11-25"
 # What a 2025-11-25 server may answer our initialize with (2025-06-18 differs only in what the
