@@ -636,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = args.notebooks or lessons()
     if args.write_headers or args.check:
         changed = write_headers(paths, check=args.check)
-        verb = "differs from the model" if args.check else "rewritten"
+        verb = "differ from the model" if args.check else "rewritten"
         for name in changed:
             print(f"{name}: header time lines {verb}")
         if not changed:

@@ -533,3 +533,47 @@ def test_a_section_reference_that_moved_is_caught(tmp_path):
     page.write_text('Fill one form by hand (01\'s section 4, "Over HTTP, as a real form").\n')
     [(lesson, number, title)] = section_refs(page)
     assert lesson == "01" and section_headings(lesson).get(number) != title
+
+
+# -- tools/plan_times.py carries the model's times into these pages -------------------------------
+
+
+def _plan_times():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import plan_times
+
+    return plan_times
+
+
+def test_the_instructors_pages_are_in_step_with_the_model():
+    """What ``tools/plan_times.py --check`` checks: rerun it after ``reading_time.py
+    --write-headers`` and it changes nothing."""
+    assert _plan_times().sync(check=True) == []
+
+
+def test_a_lesson_that_grew_moves_the_plans_clock_and_its_checks():
+    """02 taught 5 minutes longer: 02's row grows by 5, every later row and check starts 5
+    minutes later, a check inside 02 keeps its place in the row, and the total row grows by 5
+    past the plan's stated length (for a person to resolve)."""
+    plan_times = _plan_times()
+    text = (INSTRUCTORS / "plan-full-day.md").read_text(encoding="utf-8")
+    grown = {k: dict(v) for k, v in BY_ID.items()}
+    low, high = grown["02"]["teaching_minutes"]
+    grown["02"]["teaching_minutes"] = [low, high + 5]
+    moved = plan_times.plan_text(text, grown)
+    length, rows, total = schedule_of(moved)
+    old_length, old_rows, _ = schedule_of(text)
+    # The stated length stays: the plan no longer fits it, and its own test says so.
+    assert length == old_length and int(total[1].strip("*")) == old_length + 5
+    for old, new in zip(old_rows, rows, strict=True):
+        late = clock(old[0]) > clock("11:12")
+        assert clock(new[0]) == clock(old[0]) + (5 if late else 0), (old, new)
+    at = {c[1]: clock(c[0]) for c in plan_checks(text)}
+    new_at = {c[1]: clock(c[0]) for c in plan_checks(moved)}
+    assert (
+        new_at["The gate passes every item it runs"] == at["The gate passes every item it runs"] + 5
+    )
+    assert (
+        new_at["The `unseal` checkpoint says passed"] >= at["The `unseal` checkpoint says passed"]
+    )
+    assert plan_times.plan_text(text, BY_ID) == text

@@ -89,7 +89,7 @@ def test_check_mode_passes_on_the_lessons_and_fails_on_a_stale_header(tmp_path, 
     nbformat.write(nb, stale)
     capsys.readouterr()
     assert reading_time.main(["--check", str(stale)]) == 1
-    assert "differs from the model" in capsys.readouterr().out
+    assert "differ from the model" in capsys.readouterr().out
     assert reading_time.main(["--write-headers", str(stale)]) == 0
     once = stale.read_bytes()
     assert reading_time.main(["--write-headers", str(stale)]) == 0
