@@ -87,6 +87,13 @@ def test_the_capstone_entry_goes_item_by_item_with_the_fix():
     assert "```diff" in entry
 
 
+def test_no_entry_shows_a_checkpoints_own_source_as_the_wrong_answer():
+    """The review's C6: 03's entries showed the check_* function (a test parameter) as the
+    learner's wrong answer."""
+    text = KEY.read_text(encoding="utf-8")
+    assert not re.search(r"^(?:async )?def check_", text, re.M)
+
+
 def _gate_record(test: str, why: str, source: str) -> dict:
     items = [["1. a 2026-07-28 server", "pass", "ok"], ["6. the kit's MRTR checks", "fail", why]]
     message = "Gate for x.py\n" + "\n".join(f"{t}: {w}" for t, _, w in items)
