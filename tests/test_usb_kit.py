@@ -171,3 +171,19 @@ def test_the_sticks_readme_clones_the_bundle_and_resets_offline():
     assert "git clone ~/wheelhouse/mrtr-kit.bundle mrtr-kit" in text
     assert "unpack mrtr-kit.zip" in text and "--from ~/wheelhouse" in text
     assert "zip will do" not in text and "Binder" not in text
+
+
+def test_the_wheelhouse_folder_is_found_among_its_options(monkeypatch, tmp_path):
+    """``wheelhouse --platform this PATH`` writes the repository copies into PATH, not into a
+    folder named after an option's value."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kit_under_test", KIT)
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    written = []
+    monkeypatch.setattr(kit, "write_repository_copies", written.append)
+    house = tmp_path / "house"
+    args = ["--platform", "this", "--python", "3.12", str(house), "--bundle-only"]
+    assert kit.build_wheelhouse(args) == 0
+    assert written == [house]

@@ -818,7 +818,10 @@ def build_wheelhouse(args: list[str]) -> int:
     """The repository's bundle and zip, then tools/wheelhouse.py in a throwaway venv with a
     recent pip and ``packaging`` (it reads the wheels' markers), so that this file stays
     standard-library only. ``--bundle-only``: the repository copies alone (no network)."""
-    paths = [a for a in args if not a.startswith("-")]
+    # The folder: the first argument that is not an option or an option's value.
+    takes_value = ("--platform", "--python")
+    paths = [a for i, a in enumerate(args) if not a.startswith("-")
+             and not (i and args[i - 1] in takes_value)]  # fmt: skip
     if paths:
         write_repository_copies(Path(paths[0]).expanduser().resolve())
     if "--bundle-only" in args:
