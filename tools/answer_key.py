@@ -239,7 +239,9 @@ def _gate_entries(entries: list[dict[str, Any]], notebooks: Path, ex: Exercise) 
         for title, status, why in e.get("items", []):
             if status == "fail":
                 by_item.setdefault(title, []).append((why, n))
-    for title in sorted(by_item, key=lambda t: int(t.split(".")[0])):
+    # In the gate's own order (its reports list every item), whatever the titles look like.
+    order = {title: n for e in entries for n, (title, _, _) in enumerate(e.get("items", []))}
+    for title in sorted(by_item, key=lambda t: order.get(t, len(order))):
         lines.append(f"- **{title}**")
         seen: dict[str, list[str]] = {}
         for why, n in by_item[title]:

@@ -95,7 +95,11 @@ def test_no_entry_shows_a_checkpoints_own_source_as_the_wrong_answer():
 
 
 def _gate_record(test: str, why: str, source: str) -> dict:
-    items = [["1. a 2026-07-28 server", "pass", "ok"], ["6. the kit's MRTR checks", "fail", why]]
+    items = [
+        ["1. a 2026-07-28 server", "pass", "ok"],
+        ["6. the kit's MRTR checks", "fail", why],
+        ["the final retry, twice", "fail", "booked 2 tables"],  # a title with no number
+    ]
     message = "Gate for x.py\n" + "\n".join(f"{t}: {w}" for t, _, w in items)
     return {
         "test": f"tests/course/test_lesson_04.py::{test}",
@@ -122,6 +126,9 @@ def test_a_gate_record_renders_as_an_item_with_its_message_and_its_fix():
     assert "1. a server;" in entry and "6. the checks." in entry
     assert "- **6. the kit's MRTR checks**" in entry
     assert "  - `the final retry booked twice (MIG-3)` (entry 1)" in entry
+    assert entry.index("- **6. the kit's MRTR checks**") < entry.index(
+        "- **the final retry, twice**"
+    )
     assert "### 1. From `test_books_twice`" in entry and "What it is: Books twice." in entry
     assert "-    if answer.needs_asking:" not in entry
     assert "-        return answer.ask()  # twice\n+        return answer.ask()" in entry
