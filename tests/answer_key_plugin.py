@@ -4,14 +4,23 @@ Loaded only by ``tools/answer_key.py`` (``-p answer_key_plugin``), never by a no
 lesson tests run, every ``Checkpoint`` a ``check_*`` function builds is written down with the test
 that caused it and the wrong answer that test tried (its parameters), so the answer key is what
 the checkpoint tests really do, not a copy of them that could drift.
+
+Lesson 04's checkpoint is not a ``check_*`` function but the capstone's gate
+(``await capstone.gate(build_server)``, ``lesson04_gate.py``): each report it gives is written
+down too, with its items, the test's docstring (what the half-port is) and the source it gated,
+so the key can show the fix as a diff against the worked solution. New gate items and new
+half-ports in ``tests/course/test_lesson_04.py`` show up when the key is regenerated.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
+import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,10 +76,58 @@ def pytest_configure(config: pytest.Config) -> None:
     Checkpoint.__init__ = recording  # type: ignore[method-assign]
 
 
+GATE_MODULE = "lesson04_gate"  # the capstone's gate, beside lesson 04's notebook
+GATE = "gate"  # its name in the records, as check_* names are for the other exercises
+
+
+def _gated_source(module: Any, target: Any) -> str:
+    """The source the gate checked: the file, or the cell that defines ``build_server``."""
+    try:
+        if callable(target):
+            return str(module.cell_source(target))
+        return Path(target).read_text(encoding="utf-8")
+    except (OSError, TypeError):
+        return ""
+
+
+def _record_gate_reports() -> None:
+    """Wrap the gate once its module is imported (the lesson tests import it by name)."""
+    module = sys.modules.get(GATE_MODULE)
+    if module is None or getattr(module.gate, "_recorded", False):
+        return
+    original = module.gate
+
+    @functools.wraps(original)
+    async def recording(target: Any, **kwargs: Any) -> Any:
+        report = await original(target, **kwargs)
+        if _item is not None:
+            params = getattr(getattr(_item, "callspec", None), "params", {})
+            doc = getattr(getattr(_item, "function", None), "__doc__", None) or ""
+            _records.append(
+                {
+                    "test": _item.nodeid.split("[")[0],
+                    "id": _item.nodeid,
+                    "checkpoint": GATE,
+                    "status": "passed" if report.passed else "not yet",
+                    "message": repr(report),
+                    "attempt": {k: describe(v) for k, v in params.items()},
+                    "doc": " ".join(doc.split()),
+                    "source": _gated_source(module, target),
+                    "items": [[i.title, i.status, i.why] for i in report.items],
+                    "gate_doc": module.__doc__ or "",
+                }
+            )
+        return report
+
+    recording._recorded = True  # type: ignore[attr-defined]
+    module.gate = recording
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
     global _item
     _item = item
+    _record_gate_reports()
     try:
         return (yield)
     finally:

@@ -24,6 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tools" / "kit.py"
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, a connection is refused
+REPOSITORY_COPIES = ("mrtr-kit.bundle", "mrtr-kit.zip")
 
 # What the lessons import: the library, the whole course package (the notebooks' shared code),
 # and every lesson's own modules, each from its folder as its kernel would (argv[1]: notebooks/).
@@ -88,7 +89,8 @@ def test_a_wheelhouse_installs_the_lessons_without_network(tmp_path, capsys):
     assert any(name.startswith("mrtr_kit-") for name in wheels)
     assert any(name.startswith("mrtr_course-") for name in wheels)  # the course, beside it
     assert any(name.startswith("setuptools-") for name in wheels)  # `pip install -e .` builds
-    assert set(files) - set(wheels) == {"README.txt", "wheelhouse.json"}  # wheels only
+    # wheels, and the repository for the stick: a bundle to clone and a zip for no git
+    assert set(files) - set(wheels) == {"README.txt", "wheelhouse.json", *REPOSITORY_COPIES}
     record = json.loads((house / "wheelhouse.json").read_text())
     size = sum((house / name).stat().st_size for name in wheels)
 

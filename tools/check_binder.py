@@ -10,7 +10,17 @@ environment in a temporary folder, from a copy of the repository, and then check
 2. the JupyterLab widgets extension is installed and enabled, so the forms would render;
 3. a kernel running in that environment imports everything every lesson imports (read from
    the notebooks' code cells), and completes lesson 01's form flow: the weather tool over
-   loopback HTTP, its form displayed, filled in and accepted, the call complete.
+   loopback HTTP, its form displayed, filled in and accepted, the call complete;
+4. every package is installed at the version ``binder/requirements.txt`` pins (the versions the
+   kit's tests ran with, ``tools/binder_pins.py``), and that file is in step with ``.venv``;
+5. lesson 01b's sign-in link: ``jupyter-server-proxy`` is installed and enabled as a server
+   extension, and, with a Jupyter server of the Binder environment running under a hub-style
+   base URL (``/user/binder-check/``), the link ``UrlLoginExample.behind_jupyter`` makes opens
+   the sign-in page through Jupyter's proxy when the hub publishes its address
+   (``JUPYTERHUB_PUBLIC_URL``); when the hub sets only ``JUPYTERHUB_SERVICE_PREFIX``, the
+   link stays on loopback and the warning names ``MRTR_KIT_JUPYTER_URL``. Whether a given hub
+   (mybinder.org on the day) publishes its address is outside what this can check: the lesson
+   prints the warning there, and the checklist says to try the link the day before.
 
 What this stage checks is the *environment*: the lessons themselves run under nbval, strict,
 in the README's test command (``python3 tools/kit.py test``), which CI runs just before; a
@@ -149,6 +159,128 @@ def smoke_notebook() -> dict[str, object]:
         "metadata": {"kernelspec": {"name": KERNEL_NAME, "display_name": "Binder check"}},
         "cells": cells,
     }
+
+
+# Lesson 01b's sign-in page behind Jupyter's proxy, run by the Binder environment's Python with
+# (the Jupyter server's URL, its token): what UrlLoginExample.behind_jupyter does on a hub.
+HUB_PREFIX = "/user/binder-check/"
+SIGNIN_PROBE = """\
+import sys, urllib.request, warnings
+from mrtr_course.examples.url_login import UrlLoginExample, signin_url
+from mrtr_kit.server.loopback import LoopbackServer
+
+jupyter, token, prefix = sys.argv[1], sys.argv[2], sys.argv[3]
+made = {}
+
+
+def serve(env):
+    def build(base_url):
+        made["example"] = UrlLoginExample.behind_jupyter(base_url, env=env)
+        return made["example"].app()
+
+    return LoopbackServer.start(build)
+
+
+# A hub that publishes its address: the link goes through Jupyter's proxy, and opens.
+site = serve({"JUPYTERHUB_SERVICE_PREFIX": prefix, "JUPYTERHUB_PUBLIC_URL": jupyter})
+try:
+    example = made["example"]
+    link = signin_url(example.public_url, example.pages.start("ada"))
+    assert link.startswith(jupyter + "proxy/"), f"not through the proxy: {link}"
+    asked = urllib.request.Request(link, headers={"Authorization": "token " + token})
+    with urllib.request.urlopen(asked, timeout=60) as page:
+        body = page.read().decode()
+    assert "Sign in to Pretend Calendar" in body, body[:500]
+    print("JUPYTERHUB_PUBLIC_URL set: the sign-in link", link, "opens through the proxy")
+finally:
+    site.stop()
+# A hub that sets only its service prefix: loopback, and the warning says what to set.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    site = serve({"JUPYTERHUB_SERVICE_PREFIX": prefix})
+site.stop()
+assert not made["example"].address.proxied, made["example"].address
+said = " ".join(str(w.message) for w in caught)
+assert "MRTR_KIT_JUPYTER_URL" in said, said
+print("only JUPYTERHUB_SERVICE_PREFIX set: the link stays on loopback; the lesson warns:", said)
+"""
+
+
+def check_signin_link(bindir: Path, env: dict[str, str], cwd: Path) -> bool:
+    """Check 5: jupyter-server-proxy enabled, and 01b's sign-in link through it (see above)."""
+    listing = subprocess.run(
+        [str(bindir / "jupyter"), "server", "extension", "list"],
+        cwd=cwd, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    lines = (listing.stdout + listing.stderr).splitlines()
+    proxy = [line.strip() for line in lines if "jupyter_server_proxy" in line]
+    print("\n".join(proxy) or "(not listed)")
+    if not any("enabled" in line for line in proxy):
+        print("jupyter-server-proxy is not an enabled server extension: 01b's link cannot open")
+        return False
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        str(bindir / "jupyter"), "server", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+        f"--ServerApp.base_url={HUB_PREFIX}", f"--IdentityProvider.token={token}",
+        "--ServerApp.port_retries=0", "--allow-root",
+    ]  # fmt: skip
+    print("+", " ".join(command).replace(token, "<token>"), flush=True)
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+    jupyter = f"http://127.0.0.1:{port}{HUB_PREFIX}"
+    try:
+        deadline = time.monotonic() + 120  # a cap on a server that hangs, not a wait
+        while True:
+            try:
+                with urllib.request.urlopen(f"{jupyter}api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    print("the Binder environment's Jupyter server did not start")
+                    return False
+                time.sleep(0.5)
+        probe = [str(bindir / "python"), "-c", SIGNIN_PROBE, jupyter, token, HUB_PREFIX]
+        done = subprocess.run(probe, cwd=cwd, env=env, capture_output=True, text=True)
+        print((done.stdout + done.stderr).replace(token, "<token>").strip())
+        return done.returncode == 0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def pinned(requirements: Path) -> dict[str, str]:
+    """``binder/requirements.txt``'s pins: normalised name -> version."""
+    found = {}
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            found[name.strip().lower().replace("_", "-").replace(".", "-")] = version.strip()
+    return found
+
+
+def check_pins(python: Path, env: dict[str, str], cwd: Path) -> bool:
+    """Check 4: every pinned package installed at its pinned version, the file in step."""
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        cwd=cwd, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    have = {
+        p["name"].lower().replace("_", "-").replace(".", "-"): p["version"]
+        for p in json.loads(listed.stdout)
+    }
+    want = pinned(BINDER / "requirements.txt")
+    wrong = {name: (version, have.get(name)) for name, version in want.items()}
+    wrong = {name: pair for name, pair in wrong.items() if pair[0] != pair[1]}
+    for name, (version, got) in sorted(wrong.items()):
+        print(f"{name}: pinned {version}, installed {got}")
+    step_ok = not wrong
+    tool = subprocess.run([sys.executable, str(ROOT / "tools" / "binder_pins.py"), "--check"])
+    print(f"{len(want)} pins, {len(want) - len(wrong)} installed as pinned", flush=True)
+    return step_ok and tool.returncode == 0
 
 
 # -- memory of a process tree (Linux /proc) ------------------------------------------------------
@@ -400,6 +532,15 @@ def main(argv: list[str]) -> int:
         print("\n".join(manager) or "(not listed)")
         if not any("enabled" in line and "OK" in line for line in manager):
             print("the ipywidgets JupyterLab extension is missing or disabled: no forms on Binder")
+            return 1
+
+        step("every package at the version binder/requirements.txt pins (as tested)")
+        if not check_pins(python, build_env, work):
+            return 1
+
+        step("lesson 01b's sign-in link through jupyter-server-proxy")
+        if not check_signin_link(bindir, dict(build_env, HOME=str(work)), work):
+            print("lesson 01b's sign-in link does not open through Jupyter's proxy on Binder")
             return 1
 
         kernels = work / "kernels"

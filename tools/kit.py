@@ -4,12 +4,14 @@
     python3 tools/kit.py lab [OPTIONS]   # JupyterLab on notebooks/; OPTIONS go to `jupyter lab`
                                          # (--no-browser, --port 8890, ...)
     python3 tools/kit.py doctor          # is everything in place? what to do if not
-    python3 tools/kit.py reset [NN]      # restore lesson NN as committed (yours is saved aside)
+    python3 tools/kit.py reset [NN] [--from WHEELHOUSE]
+                                         # restore lesson NN as committed (yours is saved aside)
     python3 tools/kit.py test            # the whole suite: unit tests + every notebook under nbval
     python3 tools/kit.py test --fast     # the everyday lane (below)
     python3 tools/kit.py binder-url      # the Binder launch link and badge of this clone's GitHub
-    python3 tools/kit.py wheelhouse PATH [--platform NAME] [--python X.Y] [--test]
-                                         # every wheel the lessons need, for a room without network
+    python3 tools/kit.py wheelhouse PATH [--platform NAME] [--python X.Y] [--test] [--bundle-only]
+                                         # every wheel the lessons need, for a room without network,
+                                         # and the repository itself (mrtr-kit.bundle, mrtr-kit.zip)
     python3 tools/kit.py lab --offline PATH   # install from such a wheelhouse (no network)
     python3 tools/kit.py inspector [--example NAME | --url URL | --stdio --example NAME] [--port N]
                                          # MCP Inspector 2.12 (a real host) on a kit server
@@ -25,8 +27,11 @@ missing).
 
 ``wheelhouse PATH`` (network needed) fills PATH with the wheels of the course, the library and
 their whole dependency tree (``--test``: ``mrtr-kit[test]`` too), their own two wheels, pip and
-setuptools, for Linux x86-64, macOS arm64 and Windows x86-64 and Python 3.11 to 3.14
-(``--platform this``: this machine's Python only), with a README.txt for the USB stick.
+setuptools, for Linux x86-64 and aarch64, macOS arm64 and x86-64 and Windows x86-64 and Python
+3.11 to 3.14 (``--platform this``: this machine's Python only), with a README.txt for the USB
+stick, and the repository itself: ``mrtr-kit.bundle`` (``git bundle``: learners clone it, and
+``reset`` works in the clone) and ``mrtr-kit.zip`` (for a laptop without git; ``reset --from
+PATH`` restores lessons from it). ``--bundle-only`` writes those two alone, with no network.
 ``lab``, ``install`` and ``test`` take ``--offline PATH``: ``.venv/`` is created and filled from
 PATH alone (``pip --no-index``).
 
@@ -316,11 +321,71 @@ def resolve_lesson(name: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
+BUNDLE = "mrtr-kit.bundle"  # the repository with its history, for `git clone` (wheelhouse)
+ARCHIVE = "mrtr-kit.zip"  # the repository as committed, for a laptop without git (wheelhouse)
+NO_GIT = """\
+reset restores a lesson from the repository's last commit, and this copy has no git history
+(no git installed, or a copy without its .git folder). Either:
+  - restore from the USB stick's copy of the kit, with no network and no git:
+        python3 tools/kit.py reset {names}--from path/to/wheelhouse
+    (the wheelhouse folder holds {archive}; or give the path of {archive} itself);
+  - or, with git installed, clone the stick's bundle and work in that clone from now on:
+        git clone path/to/wheelhouse/{bundle} mrtr-kit
+Your own notebooks stay where they are in both cases.\
+"""
+
+
+class ZipLessons:
+    """The lessons as committed, read from the wheelhouse's ``mrtr-kit.zip`` (``git archive``
+    of the repository, under a ``mrtr-kit/`` prefix): ``reset`` without git."""
+
+    def __init__(self, source: Path) -> None:
+        import zipfile
+
+        path = source / ARCHIVE if source.is_dir() else source
+        if not path.is_file():
+            raise SystemExit(f"{source}: no {ARCHIVE} there (kit.py wheelhouse writes it)")
+        self.zip = zipfile.ZipFile(path)
+        names = self.zip.namelist()
+        self.prefix = names[0].split("/", 1)[0] + "/" if names else ""
+
+    def read(self, rel: str) -> bytes | None:
+        try:
+            return self.zip.read(self.prefix + rel)
+        except KeyError:
+            return None
+
+    def edited(self) -> list[str]:
+        """Lesson files that differ from the archive's (or were deleted)."""
+        found = []
+        for name in self.zip.namelist():
+            rel = name.removeprefix(self.prefix)
+            if not rel.startswith("notebooks/") or name.endswith("/"):
+                continue
+            path = ROOT / rel
+            if not path.exists() or path.read_bytes() != self.zip.read(name):
+                found.append(rel)
+        return found
+
+
+def _from_option(names: list[str]) -> tuple[Path | None, list[str]]:
+    """``--from PATH`` taken out of ``names``."""
+    if "--from" not in names:
+        return None, names
+    at = names.index("--from")
+    if at + 1 >= len(names):
+        raise SystemExit("--from needs the wheelhouse folder (or its mrtr-kit.zip): --from PATH")
+    return Path(names[at + 1]).expanduser().resolve(), names[:at] + names[at + 2 :]
+
+
 def reset_lessons(names: list[str]) -> int:
-    """Restore lessons from git HEAD; each edited copy is first saved in notebooks/saved/."""
-    if git("rev-parse", "HEAD") is None:
-        print("reset needs git and a clone of the repository (this copy has no git history);")
-        print("download the lesson again instead.")
+    """Restore lessons as committed: from git HEAD, or (``--from PATH``, no git needed) from the
+    wheelhouse's copy of the repository; each edited copy is first saved in notebooks/saved/."""
+    source, names = _from_option(names)
+    archive = ZipLessons(source) if source is not None else None
+    if archive is None and git("rev-parse", "HEAD") is None:
+        wanted = " ".join(names) + " " if names else ""
+        print(NO_GIT.format(names=wanted, archive=ARCHIVE, bundle=BUNDLE))
         return 2
     if names:
         targets = []
@@ -332,16 +397,20 @@ def reset_lessons(names: list[str]) -> int:
                 return 2
             targets.append(path.relative_to(ROOT).as_posix())
     else:
-        targets = edited_lessons()
+        targets = archive.edited() if archive else edited_lessons()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     restored = 0
     for rel in targets:
-        committed = git("show", f"HEAD:{rel}")
-        if committed is None or committed.returncode != 0:
+        if archive is not None:
+            committed = archive.read(rel)
+        else:
+            shown = git("show", f"HEAD:{rel}")
+            committed = shown.stdout if shown is not None and shown.returncode == 0 else None
+        if committed is None:
             print(f"{rel}: not in the last commit, nothing to restore it from")
             return 1
         path = ROOT / rel
-        if path.exists() and path.read_bytes() == committed.stdout:
+        if path.exists() and path.read_bytes() == committed:
             print(f"{rel}: already as committed")
             continue
         if path.exists():
@@ -349,7 +418,7 @@ def reset_lessons(names: list[str]) -> int:
             kept = SAVED / f"{path.stem}-{stamp}{path.suffix}"
             shutil.copy2(path, kept)
             print(f"{rel}: your copy is saved as {_where(kept)}")
-        path.write_bytes(committed.stdout)
+        path.write_bytes(committed)
         print(f"{rel}: restored as committed")
         restored += 1
     if restored:
@@ -710,9 +779,53 @@ def install(args: list[str]) -> int:
     return 0
 
 
+def write_repository_copies(dest: Path) -> list[Path]:
+    """The repository for the USB stick, beside the wheels: ``mrtr-kit.bundle`` (``git bundle``
+    of HEAD, its branch and its tags: learners ``git clone`` it, so ``reset`` works) and
+    ``mrtr-kit.zip`` (``git archive`` of HEAD: for a laptop without git, and what ``reset
+    --from`` restores from). Both hold the last commit: uncommitted changes are not in them."""
+    if git("rev-parse", "HEAD") is None:
+        say("no git history here: no mrtr-kit.bundle or mrtr-kit.zip written (build the")
+        say("wheelhouse from a clone of the repository to put them on the stick)")
+        return []
+    dest.mkdir(parents=True, exist_ok=True)
+    refs = ["HEAD"]
+    branch = git("symbolic-ref", "--quiet", "--short", "HEAD")
+    if branch is not None and branch.returncode == 0:
+        refs.append(branch.stdout.decode().strip())
+    tags = git("tag", "--points-at", "HEAD")
+    refs += tags.stdout.decode().split() if tags is not None else []
+    bundle, archive = dest / BUNDLE, dest / ARCHIVE
+    made = git("bundle", "create", str(bundle), *refs)
+    if made is None or made.returncode != 0:
+        raise SystemExit(f"git bundle failed: {made.stderr.decode() if made else 'no git'}")
+    made = git("archive", "--format=zip", "--prefix=mrtr-kit/", "-o", str(archive), "HEAD")
+    if made is None or made.returncode != 0:
+        raise SystemExit(f"git archive failed: {made.stderr.decode() if made else 'no git'}")
+    head = git("rev-parse", "--short", "HEAD")
+    commit = head.stdout.decode().strip() if head is not None else "HEAD"
+    sizes = f"{bundle.stat().st_size / 1e6:.1f} MB, {archive.stat().st_size / 1e6:.1f} MB"
+    say(
+        f"{bundle.name} and {archive.name} ({sizes}): the repository at {commit} ({' '.join(refs)})"
+    )
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    if dirty is not None and dirty.stdout.strip():
+        say("uncommitted changes are not in them: commit (and tag) first for the room's copy")
+    return [bundle, archive]
+
+
 def build_wheelhouse(args: list[str]) -> int:
-    """tools/wheelhouse.py in a throwaway venv with a recent pip and ``packaging`` (it reads
-    the wheels' markers), so that this file stays standard-library only."""
+    """The repository's bundle and zip, then tools/wheelhouse.py in a throwaway venv with a
+    recent pip and ``packaging`` (it reads the wheels' markers), so that this file stays
+    standard-library only. ``--bundle-only``: the repository copies alone (no network)."""
+    # The folder: the first argument that is not an option or an option's value.
+    takes_value = ("--platform", "--python")
+    paths = [a for i, a in enumerate(args) if not a.startswith("-")
+             and not (i and args[i - 1] in takes_value)]  # fmt: skip
+    if paths:
+        write_repository_copies(Path(paths[0]).expanduser().resolve())
+    if "--bundle-only" in args:
+        return 0 if paths else 2
     with tempfile.TemporaryDirectory(prefix="mrtr-kit-wheelhouse-") as tmp:
         say("preparing a throwaway venv for the build (pip, packaging)")
         venv.EnvBuilder(with_pip=True).create(tmp)

@@ -40,15 +40,29 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each platform: pip's --platform tags, most specific first, and its marker values.
 # manylinux_2_28 (glibc 2.28: Debian 10, Ubuntu 20.04, RHEL 8 and newer), not 2_34: a room's
-# older Linux laptops still install it. macOS 12 on Apple silicon and newer (pip adds the older
-# macOS and universal2 tags itself).
+# older Linux laptops still install it; on x86-64 and on ARM (aarch64: Linux on ARM laptops,
+# Raspberry Pi 4/5, ARM virtual machines). macOS 12 and newer, on Apple silicon and on Intel
+# (pip adds the older macOS and universal2 tags itself).
 PLATFORMS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "linux-x86_64": (
         ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "linux_x86_64"),
         {"os_name": "posix", "sys_platform": "linux", "platform_system": "Linux"},
     ),
+    "linux-aarch64": (
+        (
+            "manylinux_2_28_aarch64",
+            "manylinux_2_17_aarch64",
+            "manylinux2014_aarch64",
+            "linux_aarch64",
+        ),
+        {"os_name": "posix", "sys_platform": "linux", "platform_system": "Linux"},
+    ),
     "macos-arm64": (
         ("macosx_12_0_arm64",),
+        {"os_name": "posix", "sys_platform": "darwin", "platform_system": "Darwin"},
+    ),
+    "macos-x86_64": (
+        ("macosx_12_0_x86_64",),
         {"os_name": "posix", "sys_platform": "darwin", "platform_system": "Darwin"},
     ),
     "windows-x86_64": (
@@ -56,7 +70,13 @@ PLATFORMS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
         {"os_name": "nt", "sys_platform": "win32", "platform_system": "Windows"},
     ),
 }
-MACHINE = {"linux-x86_64": "x86_64", "macos-arm64": "arm64", "windows-x86_64": "AMD64"}
+MACHINE = {
+    "linux-x86_64": "x86_64",
+    "linux-aarch64": "aarch64",
+    "macos-arm64": "arm64",
+    "macos-x86_64": "x86_64",
+    "windows-x86_64": "AMD64",
+}
 THIS = "this"  # the interpreter running kit.py: no --platform, pip's own tags and markers
 # requires-python is ">=3.11" with no upper bound: these are the releases a room may have.
 PYTHONS = ("3.11", "3.12", "3.13", "3.14")
@@ -219,20 +239,30 @@ setuptools (the kit installs both from the clone, editable, which needs setuptoo
 
 {table}
 
-Instructor: copy this whole folder to a USB stick (or a shared drive), next to a copy of the
-kit's repository (a clone or its zip). Build it again after pulling a kit version whose
-pyproject.toml changed: the wheels match that file's requirements.
+This folder also holds the kit's repository: mrtr-kit.bundle (a `git bundle`, with its
+history) and mrtr-kit.zip (the same commit, for a laptop without git). Copy this whole folder
+to a USB stick (or a shared drive); nothing else is needed but Python 3.11 or newer. Build it
+again after pulling a kit version whose pyproject.toml changed: the wheels match that file's
+requirements (`kit.py wheelhouse PATH --bundle-only` refreshes the repository copies alone).
 
-Learner: copy the folder to your laptop (say to wheelhouse/ beside the kit), then in the kit's
-folder run
+Learner: copy the folder to your laptop (say to ~/wheelhouse), then, with git installed,
 
-    python3 tools/kit.py lab --offline path/to/wheelhouse
-    (Windows: py tools/kit.py lab --offline path\\to\\wheelhouse)
+    git clone ~/wheelhouse/mrtr-kit.bundle mrtr-kit
+    cd mrtr-kit
+    python3 tools/kit.py lab --offline ~/wheelhouse
+    (Windows: git clone %USERPROFILE%\\wheelhouse\\mrtr-kit.bundle mrtr-kit, then
+     py tools\\kit.py lab --offline %USERPROFILE%\\wheelhouse)
 
-It creates .venv/ and installs from this folder alone (pip --no-index --find-links), with no
-network, then opens JupyterLab. After that, `python3 tools/kit.py lab` starts at once as usual.
-`python3 tools/kit.py install --offline PATH` installs again the same way, without starting the
-lab. Your Python must be one of the versions above, on one of the platforms above.
+Without git: unpack mrtr-kit.zip (it holds a mrtr-kit folder) and run the same `kit.py lab`
+line in that folder. `lab --offline` creates .venv/ and installs from this folder alone (pip
+--no-index --find-links), with no network, then opens JupyterLab. After that,
+`python3 tools/kit.py lab` starts at once as usual. `python3 tools/kit.py install --offline
+PATH` installs again the same way, without starting the lab. Your Python must be one of the
+versions above, on one of the platforms above.
+
+A lesson you have wrecked: `python3 tools/kit.py reset 01` restores lesson 01 as committed and
+keeps your copy in notebooks/saved/ (in the clone; in the unpacked zip add
+`--from ~/wheelhouse`). No network is needed for any of this.
 """
 
 
