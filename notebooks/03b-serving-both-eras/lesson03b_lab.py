@@ -31,6 +31,7 @@ import httpx
 from mrtr_course.examples.trip_planner import traveller
 from mrtr_course.fleet import FRONT_URL, Fleet, RoundRobin
 from mrtr_course.legacy import LegacyClient, LegacyClientError, LegacyHttpError, format_trace
+from mrtr_course.plain.trace_view import short_state
 from mrtr_course.trips import TripRun, mrtr_trip, result_text
 from mrtr_kit.client import McpClient, McpClientError
 from mrtr_kit.client.sse import SseDecoder
@@ -38,7 +39,6 @@ from mrtr_kit.protocol.models import ElicitRequestFormParams, ElicitResult
 
 # Parts of a message that are the same in every call: shown as "…" so the rounds stand out.
 ELIDED = ("_meta", "requestedSchema", "capabilities", "clientInfo", "serverInfo", "instructions")
-STATE_KEEP = 12  # characters of a requestState shown; it is opaque to the client (MRTR-C2)
 
 
 def brief(message: Any) -> str:
@@ -53,8 +53,8 @@ def brief(message: Any) -> str:
                     continue
                 if key in ELIDED:
                     out[key] = "…"
-                elif key == "requestState" and isinstance(value, str) and len(value) > STATE_KEEP:
-                    out[key] = f"{value[:STATE_KEEP]}…({len(value)} chars)"
+                elif key == "requestState" and isinstance(value, str):
+                    out[key] = short_state(value)  # opaque to the client anyway (MRTR-C2)
                 else:
                     out[key] = walk(value)
             return out
@@ -81,7 +81,11 @@ class WireLine:
 
 @dataclass
 class WireLog:
-    """What one client sent and received, message by message, in order."""
+    """What one client sent and received, message by message, in order.
+
+    Recorded at the HTTP transport, so a 2025-11-25 client (which keeps no MRTR trace for the
+    course's ``trace_view`` to show) and a 2026-07-28 one are shown alike, states shortened
+    as ``trace_view`` shortens them."""
 
     title: str
     lines: list[WireLine] = field(default_factory=list)

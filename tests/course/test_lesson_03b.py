@@ -325,7 +325,7 @@ def test_brief_drops_jsonrpc_elides_the_repeated_parts_and_shortens_states():
         "result": {"_meta": {"x": 1}, "requestState": "a" * 40, "inputRequests": {"k": {}}},
     }
     assert lesson.brief(message) == (
-        '{"id": 1, "result": {"_meta": "…", "requestState": "aaaaaaaaaaaa…(40 chars)", '
+        '{"id": 1, "result": {"_meta": "…", "requestState": "aaaaaaaaaaaaaaaa…(40 chars)", '
         '"inputRequests": {"k": {}}}}'
     )
 
