@@ -129,17 +129,18 @@ async def awaits_the_user(params: Any, ctx: Any) -> Any:
     return ElicitResult(action="accept", content=answer.values)
 
 
+WRONG_PORTS = [
+    (keeps_the_envelope, ("returned a JSON-RPC message", "MIG-6 (KIT)")),
+    (no_is_none, ("when the user says no", "returned None", "MRTR-C8")),
+    (no_raises, ("when the user says no", "RuntimeError", "MRTR-C8")),
+    (closed_is_decline, ("when the user closes the form", "'decline'", "ELIC-6")),
+    (reads_a_message, ("not subscriptable", "params.message", "MIG-6 (KIT)")),
+    (never_asks, ("the user was shown nothing", "ELIC-15 MUST")),
+]
+
+
 @pytest.mark.parametrize(
-    ("callback", "words"),
-    [
-        (keeps_the_envelope, ("returned a JSON-RPC message", "MIG-6 (KIT)")),
-        (no_is_none, ("when the user says no", "returned None", "MRTR-C8")),
-        (no_raises, ("when the user says no", "RuntimeError", "MRTR-C8")),
-        (closed_is_decline, ("when the user closes the form", "'decline'", "ELIC-6")),
-        (reads_a_message, ("not subscriptable", "params.message", "MIG-6 (KIT)")),
-        (never_asks, ("the user was shown nothing", "ELIC-15 MUST")),
-    ],
-    ids=lambda v: getattr(v, "__name__", ""),
+    ("callback", "words"), WRONG_PORTS, ids=[callback.__name__ for callback, _ in WRONG_PORTS]
 )
 def test_wrong_ports_fail_naming_the_rule_they_break(callback: Any, words: tuple[str, ...]):
     result = check(callback)
