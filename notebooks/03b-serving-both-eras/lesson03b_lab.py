@@ -99,12 +99,16 @@ class WireLog:
         return self.text()
 
     def html(self) -> str:
-        rows = "\n".join(html.escape(str(line)) for line in self.lines)
-        return (
-            f"<b>{html.escape(self.title)}</b>"
-            f"<pre style='white-space:pre-wrap;font-size:85%'>{rows}\n"
-            f"result: {html.escape(self.result)}</pre>"
+        """One block per message, a gap between them; the server's side indented."""
+        block = (
+            "<div style='margin:0 0 6px {}em;font-family:monospace;white-space:pre-wrap'>{}</div>"
         )
+        rows = "".join(
+            block.format(0 if line.way == ">" else 1.5, html.escape(str(line)))
+            for line in self.lines
+        )
+        result = block.format(0, "result: " + html.escape(self.result))
+        return f"<b>{html.escape(self.title)}</b><div style='font-size:85%'>{rows}{result}</div>"
 
     def _repr_html_(self) -> str:
         return self.html()
