@@ -66,8 +66,9 @@ def _retry_answers(client: McpClient) -> list[dict[str, Any]]:
     ]
 
 
-def _diagnose(watch: _Watch, case: str) -> Checkpoint | None:
-    """What the callback did wrong, in the words of the rule it broke; None if nothing."""
+def _diagnose(watch: _Watch, case: str, refused: bool) -> Checkpoint | None:
+    """What the callback did wrong, in the words of the rule it broke; None if nothing.
+    ``refused``: the user said no or closed the form in this case."""
     error = watch.error
     if isinstance(error, NotImplementedError):
         return Checkpoint("not done", "answer_form() still raises NotImplementedError.")
@@ -109,6 +110,14 @@ def _diagnose(watch: _Watch, case: str) -> Checkpoint | None:
                 "answer: return ElicitResult(action='decline') or 'cancel', and the loop "
                 "retries with it (MRTR-C8 note).",
             )
+        action = wire.get("action") if isinstance(wire, dict) else getattr(answer, "action", None)
+        if refused and action == "accept":
+            return Checkpoint(
+                "not yet",
+                f"when {case}, answer_form answered 'accept': accept means the user submitted "
+                "the form (ELIC-6 note), and this user did not. Read the reply's closed and "
+                "submitted first, as on_server_request does.",
+            )
     return None
 
 
@@ -125,7 +134,8 @@ async def _call(callback: Callable[..., Any], case: str, **how: Any) -> tuple[An
             if watch.error is None and not isinstance(exc, McpClientError):
                 raise
             outcome = exc
-    return client, outcome, _diagnose(watch, case)
+    refused = bool(how.get("says_no") or how.get("closes"))
+    return client, outcome, _diagnose(watch, case, refused)
 
 
 async def check_answer_form(answer_form: Callable[..., Any]) -> Checkpoint:

@@ -111,6 +111,12 @@ def reads_a_message(message: Any, ctx: Any) -> Any:
     return {"action": "accept", "content": answer.values}
 
 
+def always_accepts(params: Any, ctx: Any) -> Any:
+    """Sends what the user typed, whatever the user did with the form."""
+    answer = lesson.user.ask(params.message, params.requested_schema)
+    return ElicitResult(action="accept", content=answer.values or {})
+
+
 def never_asks(params: Any, ctx: Any) -> Any:
     """Answers from what it expects the form to be, without the user."""
     fields = params.requested_schema["properties"]
@@ -136,6 +142,7 @@ WRONG_PORTS = [
     (closed_is_decline, ("when the user closes the form", "'decline'", "ELIC-6")),
     (reads_a_message, ("not subscriptable", "params.message", "MIG-6 (KIT)")),
     (never_asks, ("the user was shown nothing", "ELIC-15 MUST")),
+    (always_accepts, ("when the user says no", "answered 'accept'", "ELIC-6")),
 ]
 
 
