@@ -38,28 +38,30 @@ from mrtr_kit.client.sse import SseDecoder
 from mrtr_kit.protocol.models import ElicitRequestFormParams, ElicitResult
 
 # Parts of a message that are the same in every call: shown as "…" so the rounds stand out.
+# The capabilities a 2025-11-25 client declares in its initialize stay: they hold for the session.
 ELIDED = ("_meta", "requestedSchema", "capabilities", "clientInfo", "serverInfo", "instructions")
 
 
 def brief(message: Any) -> str:
-    """One JSON-RPC message on one line, without ``jsonrpc`` and with ``ELIDED`` parts and
-    long states shortened (for display only; the wire carried them whole)."""
+    """One JSON-RPC message on one line, without ``jsonrpc`` and with ``ELIDED`` parts (but a
+    request's ``params.capabilities``) and long states shortened (for display only; the wire
+    carried them whole)."""
 
-    def walk(obj: Any) -> Any:
+    def walk(obj: Any, parent: str = "") -> Any:
         if isinstance(obj, dict):
             out = {}
             for key, value in obj.items():
                 if key == "jsonrpc":
                     continue
-                if key in ELIDED:
+                if key in ELIDED and not (key == "capabilities" and parent == "params"):
                     out[key] = "…"
                 elif key == "requestState" and isinstance(value, str):
                     out[key] = short_state(value)  # opaque to the client anyway (MRTR-C2)
                 else:
-                    out[key] = walk(value)
+                    out[key] = walk(value, key)
             return out
         if isinstance(obj, list):
-            return [walk(v) for v in obj]
+            return [walk(v, parent) for v in obj]
         return obj
 
     return json.dumps(walk(message), ensure_ascii=False, separators=(", ", ": "))
@@ -173,15 +175,23 @@ class _Recording(httpx.AsyncBaseTransport):
 
 
 async def legacy_call(
-    url: str, city: str = "Lisbon", inner: httpx.AsyncBaseTransport | None = None
+    url: str,
+    city: str = "Lisbon",
+    inner: httpx.AsyncBaseTransport | None = None,
+    *,
+    forms: bool = True,
 ) -> WireLog:
     """``plan_trip`` from a 2025-11-25 client (the course's ``LegacyClient``): its wire, and
     its error as the result if the server refused it. ``inner`` carries the requests (HTTP by
-    default)."""
-    log = WireLog("2025-11-25 client: a session, questions pushed on the call's stream")
+    default); ``forms=False`` is a client that declares no elicitation at ``initialize``."""
+    title = "2025-11-25 client: a session, questions pushed on the call's stream"
+    if not forms:
+        title = "2025-11-25 client that declared no forms"
+    log = WireLog(title)
     try:
         transport = log.transport(inner)
-        async with LegacyClient(url, elicitation=traveller(), transport=transport) as c:
+        answers = traveller() if forms else None
+        async with LegacyClient(url, elicitation=answers, transport=transport) as c:
             log.result = result_text(await c.call_tool("plan_trip", {"city": city}))
     except LegacyClientError as exc:
         log.result = f"failed: {_legacy_failure(exc)}"

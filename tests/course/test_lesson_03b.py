@@ -26,6 +26,7 @@ from mrtr_kit.server.loopback import LoopbackServer
 from tests.lesson_files import LESSONS
 
 ROOT = Path(__file__).resolve().parents[2]
+URL = "http://localhost/mcp"  # an app in this process: the host its Host check allows
 NOTEBOOK = LESSONS / "03b-serving-both-eras" / "03b-serving-both-eras.ipynb"
 SOLUTION_FILE = NOTEBOOK.parent / "solutions" / "03b_answer_form.py"
 SOLUTION = (
@@ -338,6 +339,13 @@ def test_brief_drops_jsonrpc_elides_the_repeated_parts_and_shortens_states():
         '{"id": 1, "result": {"_meta": "…", "requestState": "aaaaaaaaaaaaaaaa…(40 chars)", '
         '"inputRequests": {"k": {}}}}'
     )
+    initialize = {"method": "initialize", "params": {"capabilities": {}, "clientInfo": {}}}
+    assert lesson.brief(initialize) == (
+        '{"method": "initialize", "params": {"capabilities": {}, "clientInfo": "…"}}'
+    )
+    assert lesson.brief({"result": {"capabilities": {"tools": {}}}}) == (
+        '{"result": {"capabilities": "…"}}'
+    )
 
 
 async def _one_call_each(url: str, inner: Any = None) -> tuple[Any, Any]:
@@ -350,7 +358,7 @@ def test_a_modern_only_server_refuses_the_old_client_at_initialize_and_serves_th
     """In this process (an SSE push needs a real server: the slow test below)."""
     desk = HotelDesk()
     app = create_app(build_server(desk))
-    legacy, modern = asyncio.run(_one_call_each("http://localhost/mcp", ASGITransport(app)))
+    legacy, modern = asyncio.run(_one_call_each(URL, ASGITransport(app)))
     assert legacy.result == "failed: HTTP 400 on initialize"
     assert '"code": -32022' in legacy.lines[-1].text
     assert '"supported": ["2026-07-28"]' in legacy.lines[-1].text
@@ -361,6 +369,17 @@ def test_a_modern_only_server_refuses_the_old_client_at_initialize_and_serves_th
     both = lesson.side_by_side(legacy, modern)
     assert repr(both) == f"{legacy.text()}\n\n{modern.text()}"
     assert "<table" in both._repr_html_() and "&quot;" in both._repr_html_()
+
+
+def test_a_session_without_forms_meets_the_same_gate_as_a_2025_tool_error():
+    """The rules hold on the old wire: no form capability at initialize, no question pushed;
+    a tool result with isError (no SSE needed, so in this process)."""
+    app = create_app(build_server(), eras="both")
+    log = asyncio.run(lesson.legacy_call(URL, inner=ASGITransport(app), forms=False))
+    assert '"capabilities": {}' in log.lines[0].text
+    assert log.count("elicitation/create") == 0
+    assert '"isError": true' in log.lines[-1].text
+    assert "elicitation.form" in log.result
 
 
 @pytest.mark.slow
