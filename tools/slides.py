@@ -438,8 +438,7 @@ TEMPLATE = """{%- extends 'index.html.j2' -%}
 .reveal .jp-RenderedHTMLCommon h3 { font-size: 30px; margin: 0 0 12px 0; }
 .reveal .jp-RenderedHTMLCommon p, .reveal .jp-RenderedHTMLCommon li { margin: 0 0 8px 0; }
 .reveal pre, .reveal .jp-RenderedText pre, .reveal .highlight pre {
-  font-size: 17px; line-height: 1.3; margin: 0; box-shadow: none; width: auto;
-  white-space: pre; overflow: auto;
+  margin: 0; box-shadow: none; width: auto; white-space: pre; overflow: auto;
 }
 .reveal .jp-InputArea-editor, .reveal .highlight { margin: 0; padding: 4px 8px; }
 .reveal .jp-OutputArea-output pre { padding: 4px 8px; background: #f4f6f8; }
