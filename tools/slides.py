@@ -28,8 +28,10 @@ not changed, nothing is executed, stored outputs are used as they are):
 
 * **Summary.** From each shown markdown cell: its first heading, then its first paragraph cut
   after the last whole sentence that fits ``SUMMARY_CHARS`` (at least one sentence), or, when the
-  text opens with a list (a "Key points" section), that list. The lesson's first cell also keeps
-  its first list ("What you will learn"). The **whole** cell goes to the slide's speaker notes
+  text opens with a list (a "Key points" section), that list. A whole first paragraph that ends
+  in a colon keeps what it announces: the list (its first items up to ``COLON_CHARS``) or the
+  code block (up to ``CODE_LINES`` lines) right after it. The lesson's first cell also keeps its
+  first list ("What you will learn"). The **whole** cell goes to the slide's speaker notes
   (press **S** in the deck), so nothing the lesson says is lost.
 * **Diagram.** A ```` ```mermaid ```` block gets a subslide of its own after its cell's slide.
 * **Key code.** Every shown code cell but one that only imports, without prompts, up to
@@ -85,6 +87,7 @@ SETUP = "## Setup"
 WIDTH, HEIGHT = 1280, 720
 SUMMARY_CHARS = 420  # the first paragraph, cut at a sentence end: about five lines of 24 px text
 LIST_CHARS = 1100  # an opening list ("Key points") is shown whole up to this (14 lines)
+COLON_CHARS = 600  # the list a summary announces with a colon: its first items up to this
 TEXT_COLUMNS = 92  # characters in one line of 24 px text, 1200 px wide (code spans are wider)
 CODE_LINES = 22
 OUTPUT_LINES = 16
@@ -262,7 +265,20 @@ def summarize(markdown: str, *, opening: bool = False) -> Summary:
                 text = shorten(block)
                 if opening:
                     text += opening_list(found[at + 1 :])
+                elif text.endswith(":") and text == " ".join(block.split()):
+                    text += what_follows(found[at + 1 :])
     return Summary(heading, text, diagrams)
+
+
+def what_follows(rest: list[str]) -> str:
+    """What a summary ending in a colon announces: the list or the code right after it."""
+    block = next((b for b in rest if not b.startswith("#")), "")
+    fence = FENCE.fullmatch(block)
+    if fence and fence.group(1) != "mermaid" and len(block.splitlines()) <= CODE_LINES:
+        return f"\n\n{block}"
+    if is_list(block):
+        return "\n\n" + (block if len(block) <= COLON_CHARS else shorten_list(block, COLON_CHARS))
+    return ""
 
 
 def opening_list(rest: list[str]) -> str:
@@ -276,11 +292,12 @@ def opening_list(rest: list[str]) -> str:
     return ""
 
 
-def shorten_list(block: str) -> str:
+def shorten_list(block: str, limit: int = LIST_CHARS) -> str:
+    """The first items of a list while they fit ``limit`` (the first one always)."""
     items = re.split(r"\n(?=[-*+]\s|\d+\.\s)", block)
     kept: list[str] = []
     for item in items:
-        if kept and sum(map(len, kept)) + len(item) > LIST_CHARS:
+        if kept and sum(map(len, kept)) + len(item) > limit:
             break
         kept.append(item)
     return "\n".join(kept)

@@ -111,6 +111,8 @@ def test_a_summary_is_the_heading_and_the_first_sentences_and_the_rest_goes_to_t
     assert summary.diagrams == ["sequenceDiagram\n  A->>B: hi"]
     points = slides.summarize("## Key points\n\n- one\n- two\n\n## In practice\n\n- three")
     assert points.text == "- one\n- two"  # an opening list is the summary
+    colon = slides.summarize("## 3. X\n\nIt asks one question:\n\n```python\nask()\n```\n\nMore.")
+    assert colon.text == "It asks one question:\n\n```python\nask()\n```"  # what it announces
     opening = slides.summarize(
         "# 01 · T\n\nWhat.\n\n**What you will learn**\n\n- a\n- b", opening=True
     )

@@ -13,6 +13,7 @@ slide after it, reached with the arrow key.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -91,7 +92,10 @@ def decks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         slides.vendor(out)
     except slides.VendorError as exc:
-        pytest.fail(f"reveal.js and Mermaid: {exc} (CI fetches them: .ci/run, 'slides assets')")
+        message = f"reveal.js and Mermaid: {exc}"
+        if os.environ.get("CI"):  # .ci/run fetches them first ("slides assets")
+            pytest.fail(message)
+        pytest.skip(message)
     for lesson in LESSONS:
         slides.build(lesson, out)
     return out
