@@ -13,6 +13,7 @@ import hashlib
 import html
 import io
 import re
+import subprocess
 import sys
 import tarfile
 import tomllib
@@ -216,3 +217,29 @@ def test_the_deck_builds_with_its_key_points_and_sequence_diagram(path, tmp_path
     outside = re.findall(r"<(?:script|link)\b[^>]*(?:src|href)=\"(?!vendor/)([^\"]+)\"", deck)
     assert outside == [], outside
     assert not re.search(r"(import\s[^;]*from\s*|@import\s*(url\()?)[\'\"]?https?:", deck)
+
+
+def test_kit_slides_fetches_the_scripts_first_then_builds_with_the_same_out(monkeypatch, tmp_path):
+    """``kit.py slides --out DIR``: ``vendor`` in the user's own environment (npm's cache),
+    then ``build`` in the kit's isolated Jupyter one; a failed fetch builds nothing."""
+    from tests.test_kit_tool import load_kit
+
+    kit = load_kit(monkeypatch)
+    runs: list[tuple[list[str], dict[str, str] | None]] = []
+    status = iter([0, 0])
+
+    def record(command, **kwargs):
+        runs.append((command[2:], kwargs.get("env")))
+        return subprocess.CompletedProcess(command, next(status))
+
+    monkeypatch.setattr(kit.subprocess, "run", record)
+    monkeypatch.setattr(kit, "isolated_jupyter_env", lambda: {"HOME": "isolated"})
+    assert kit.build_slides(["--out", str(tmp_path)]) == 0
+    assert runs == [
+        (["vendor", "--out", str(tmp_path)], None),
+        (["build", "--out", str(tmp_path)], {"HOME": "isolated"}),
+    ]
+    runs.clear()
+    status = iter([1])
+    assert kit.build_slides([]) == 1
+    assert [command for command, _ in runs] == [["vendor"]]
