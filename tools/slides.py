@@ -515,6 +515,7 @@ def build(path: Path, out: Path) -> Path:
         reveal_height=str(HEIGHT),
         exclude_input_prompt=True,
         exclude_output_prompt=True,
+        anchor_link_text="",  # no "¶" after each heading (the speaker notes would show it)
     )
     body, _ = exporter.from_notebook_node(
         nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}}

@@ -8,7 +8,8 @@ fails here, as it would in a room without Wi-Fi. Each slide is visited with reve
 (``Reveal.slide(h, v)``) and measured: the slide's content against reveal's 1280×720 canvas,
 and every ``pre`` (code and output) against its own box. The figures are printed (``-s``).
 Two screenshots are kept in ``screenshots/slides/`` (gitignored): a slide with code, and the
-slide after it, reached with the arrow key.
+slide after it, reached with the arrow key; from there the speaker view (**S**) opens, offline,
+with the text the slide left out.
 """
 
 from __future__ import annotations
@@ -203,6 +204,14 @@ def test_screenshots_of_a_code_slide_and_the_next(decks: Path, browser: Any):
         page.wait_for_function(f"() => Reveal.getIndices().h !== {found['h']}")
         assert page.locator(".slide-number").inner_text() != number
         page.screenshot(path=str(SHOTS / "01-after-arrow-right.png"))
+        # The speaker view (S) on the title slide: the header's whole text, which the slide
+        # only summarises ("How long" is in every lesson's header, never on its first slide).
+        page.evaluate("() => Reveal.slide(0, 0)")
+        assert "How long" not in page.evaluate("() => Reveal.getCurrentSlide().innerText")
+        with offline.context.expect_page() as opened:
+            page.keyboard.press("s")
+        notes = opened.value.locator(".speaker-controls-notes")
+        notes.get_by_text("How long").wait_for()
         assert offline.blocked == []
     finally:
         offline.context.close()
