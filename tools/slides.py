@@ -610,18 +610,15 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(p.stat().st_size for p in copied)
         print(f"{args.out / 'vendor'}: {len(copied)} files, {size / 1e6:.1f} MB")
         return 0
-    for path in lessons(args.notebooks):
-        deck = build(path, args.out)
-        pages = deck.read_text("utf-8").count("<section")
-        where = deck.relative_to(ROOT) if deck.is_relative_to(ROOT) else deck
-        print(f"{where}: {len(titles_of(path))} slides, {pages} sections in all")
-    return 0
-
-
-def titles_of(path: Path) -> list[str]:
     import nbformat
 
-    return titles(nbformat.read(path, as_version=4))
+    for path in lessons(args.notebooks):
+        deck = build(path, args.out)
+        kinds = [slide_type(c) for c in slide_notebook(nbformat.read(path, as_version=4)).cells]
+        where = deck.relative_to(ROOT) if deck.is_relative_to(ROOT) else deck
+        below = kinds.count("subslide")
+        print(f"{where}: {kinds.count('slide')} slides, {below} subslides below them")
+    return 0
 
 
 if __name__ == "__main__":
