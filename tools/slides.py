@@ -93,7 +93,7 @@ CODE_LINES = 22
 OUTPUT_LINES = 16
 OUTPUT_MIN = 6  # fewer lines than this beside the code: the output gets a subslide of its own
 OUTPUT_COLUMNS = 108  # 17 px monospace in a 1190 px box: about 115 characters
-PAGE_UNITS = 30  # 720 px less the margins and the controls, in code lines (21 px each)
+PAGE_UNITS = 32  # 720 px less the margins and the controls, in code lines (21 px each)
 
 
 @dataclass(frozen=True)
