@@ -18,6 +18,7 @@
     python3 tools/kit.py docs [--serve [PORT]]
                                          # the docs site into site/: lessons, API, deployment
     python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
+                                         # (offline: reveal.js and Mermaid beside them)
 
 ``lab`` installs what the lessons need into ``.venv/``: the library (``.``) and, beside it, the
 course (``./course``, its own distribution), both editable; ``test`` adds the library's test
@@ -768,8 +769,13 @@ def run_docs(args: list[str]) -> int:
 
 
 def build_slides(args: list[str]) -> int:
-    """One deck per lesson from the cells its metadata marks as slides (tools/slides.py)."""
-    command = [str(PYTHON), str(ROOT / "tools" / "slides.py"), "build", *args]
+    """One deck per lesson from the cells its metadata marks as slides (tools/slides.py).
+    reveal.js and Mermaid are fetched first, in the user's own environment (npm's cache)."""
+    slides = [str(PYTHON), str(ROOT / "tools" / "slides.py")]
+    out = args[args.index("--out") : args.index("--out") + 2] if "--out" in args else []
+    if subprocess.run([*slides, "vendor", *out], cwd=ROOT).returncode != 0:
+        return 1
+    command = [*slides, "build", *args]
     return subprocess.run(command, cwd=ROOT, env=isolated_jupyter_env()).returncode
 
 
