@@ -30,6 +30,7 @@ from mrtr_course.examples.trip_planner import HotelDesk, traveller
 from mrtr_course.fleet import Fleet, start_processes
 from mrtr_course.legacy import LegacyToolContext
 from mrtr_course.plain.trace_view import wire_json
+from mrtr_course.refund_lab.lab import RawCaller
 from mrtr_course.trips import result_line
 from mrtr_kit.client import McpClient, McpRemoteError, TooManyRounds
 from mrtr_kit.protocol.elicitation import validate_content
@@ -149,24 +150,31 @@ class TrapRun:
     asked: list[list[str]]  # the input-request keys of each round
     outcome: str
     desk: HotelDesk
+    repeat: str | None = None  # the answer to the final retry sent again, if it was
 
     def __repr__(self) -> str:
         asked = " | ".join(", ".join(keys) or "-" for keys in self.asked)
+        again = f"\n  the final retry again: {self.repeat}" if self.repeat is not None else ""
         return (
             f"{self.name}: {len(self.asked)} rounds\n"
             f"  asked per round: {asked}\n"
-            f"  outcome: {self.outcome}\n"
+            f"  outcome: {self.outcome}{again}\n"
             f"  hotel desk: {self.desk.holds_placed} holds placed, {len(self.desk.holds)} still "
             f"open, {len(self.desk.reservations)} reservation(s)"
         )
 
 
-async def run_trap(name: str) -> TrapRun:
-    """Run one of ``trip_traps.TRAPS`` (or ``plan_trip``, the right port) once, in process."""
+async def run_trap(name: str, *, final_twice: bool = False) -> TrapRun:
+    """Run one of ``trip_traps.TRAPS`` (or ``plan_trip``, the right port) once, in process.
+
+    ``final_twice``: then send the last round's request once more, under a fresh id, as a
+    client does whose response was lost on the way (HTTP-26)."""
     desk = HotelDesk()
     server = trip_traps.build_server(desk)
     trip_planner.register(server, desk)
-    async with McpClient.for_app(create_app(server), elicitation=traveller()) as client:
+    app = create_app(server)
+    repeat = None
+    async with McpClient.for_app(app, elicitation=traveller()) as client:
         try:
             result = await client.call_tool(name, {"city": "Lisbon"})
             outcome = result_line(result)
@@ -175,12 +183,25 @@ async def run_trap(name: str) -> TrapRun:
                 f"TooManyRounds: the client gave up after {exc.max_rounds} rounds, "
                 "the kit's round cap: MRTR-C7 (KIT)"
             )
+        calls = [record for record in client.trace if record.method == "tools/call"]
         asked = [
             list(((record.response or {}).get("result") or {}).get("inputRequests") or {})
-            for record in client.trace
-            if record.method == "tools/call"
+            for record in calls
         ]
-    return TrapRun(name, asked, outcome, desk)
+    if final_twice:
+        caller = RawCaller.for_app(app)
+        try:
+            last = calls[-1].request["params"]
+            again = await caller.call_tool(
+                name,
+                last["arguments"],
+                request_state=last.get("requestState"),
+                input_responses=last.get("inputResponses"),
+            )
+            repeat = str(again)
+        finally:
+            await caller.aclose()
+    return TrapRun(name, asked, outcome, desk, repeat)
 
 
 # -- the capability gate (exercise 1) --------------------------------------------------------------
@@ -354,14 +375,22 @@ class Tracker:
 
     drafts: list[str] = field(default_factory=list)  # drafts opened, ever
     tickets: list[tuple[str, str]] = field(default_factory=list)  # (title, severity)
+    by_key: dict[str, str] = field(default_factory=dict)  # idempotency key -> ticket number
 
     def open_draft(self, title: str) -> int:
         self.drafts.append(title)
         return len(self.drafts)
 
-    def file(self, title: str, severity: str) -> str:
+    def file(self, title: str, severity: str, *, key: str | None = None) -> str:
+        """File a ticket and return its number. With ``key`` (an idempotency key), the first
+        call files and every later call with that key returns the same number, filing nothing."""
+        if key is not None and key in self.by_key:
+            return self.by_key[key]
         self.tickets.append((title, severity))
-        return f"T-{len(self.tickets)}"
+        number = f"T-{len(self.tickets)}"
+        if key is not None:
+            self.by_key[key] = number
+        return number
 
 
 def ask_severity(title: str) -> ElicitRequest:

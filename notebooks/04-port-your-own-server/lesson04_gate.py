@@ -223,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     sock = bind_tcp("127.0.0.1", args.port)
     print(f"Serving {args.path} at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[sock])
+    try:
+        uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C is how the lesson says to stop: one line, no traceback
+        pass
+    print(f"Stopped serving {args.path}.", flush=True)
     return 0
 
 

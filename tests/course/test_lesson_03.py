@@ -309,7 +309,7 @@ def test_the_correct_port_reserves_once_and_a_decline_reserves_nothing():
     assert text == "Reserved a double room in Rome: 3 nights from 2026-09-01, 360 EUR."
     assert (desk.holds_placed, len(desk.reservations)) == (0, 1)
     text, desk = asyncio.run(go(accept=False))
-    assert text == "Trip to Rome cancelled. Nothing was reserved."
+    assert text == "You declined: no trip to Rome planned. Nothing was reserved."
     assert desk.reservations == []
 
 
