@@ -515,25 +515,37 @@ class _GateWatch:
 
     gate: Callable[[RequestContext], Any]
     runs: list[tuple[bool, BaseException | None]] = field(default_factory=list)
+    returned: BaseException | None = None  # an error the gate returned instead of raising
 
     def __call__(self, ctx: RequestContext) -> None:
         declared = ctx.capabilities.supports_elicitation("form")
         try:
-            self.gate(ctx)
+            value = self.gate(ctx)
         except McpError as exc:  # a refusal: the server sends it as it is
             self.runs.append((declared, exc))
             raise
         except Exception as exc:  # noted; the server would answer -32603 and log a traceback
             self.runs.append((declared, exc))
             raise McpError(-32603, "Internal error") from None
+        if isinstance(value, BaseException) and self.returned is None:
+            self.returned = value  # `return errors.missing_capability(...)`: nothing refused
         self.runs.append((declared, None))
 
     def last(self) -> tuple[bool, BaseException | None]:
         return self.runs[-1] if self.runs else (False, None)
 
 
-def _refusal_problem(exc: BaseException | None, who: str) -> str | None:
+def _refusal_problem(
+    exc: BaseException | None, who: str, returned: BaseException | None = None
+) -> str | None:
     """What is wrong with the gate's answer to a request that lacks form elicitation."""
+    if exc is None and returned is not None:
+        return (
+            f"for {who} your gate returned the error ({type(returned).__name__}: {returned}) "
+            "instead of raising it. A returned value is ignored, so the request went on and "
+            "the tool asked for the day anyway. Write `raise errors.missing_capability(...)`, "
+            "not `return` (-32021, CAP-2 MUST)."
+        )
     if exc is None:
         return (
             f"{who} got through your gate, and guided_walk asked for the day: an input_required "
@@ -616,7 +628,7 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
                 await client.begin_tool_call("guided_walk", town)
             except McpRemoteError as exc:
                 status = exc.http_status
-        if problem := _refusal_problem(watch.last()[1], label):
+        if problem := _refusal_problem(watch.last()[1], label, watch.returned):
             return Checkpoint("not yet", problem)
 
     # 3. Forms on round 1, none on the retry (CAP-4): round 2 must be refused too.
@@ -637,7 +649,7 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
             "server judged by the session (CAP-1). Each round carries its own: read "
             "ctx.capabilities every time (CAP-4).",
         )
-    if problem := _refusal_problem(exc, "a retry that no longer declares forms"):
+    if problem := _refusal_problem(exc, "a retry that no longer declares forms", watch.returned):
         return Checkpoint("not yet", problem)
     return Checkpoint(
         "passed",
@@ -737,7 +749,6 @@ async def _grade_sdk_port(caller: RawCaller, desk: Any) -> Checkpoint:
         )
     return Checkpoint(
         "passed",
-        "answers nobody asked for (sent early, or with no state) ignored (MRTR-E3); 'purple', "
-        "42 and an accept with no content asked again (ELIC-14, MRTR-E4); the final retry sent "
-        "twice made one reservation (MIG-3, HTTP-26); a decline is not called a cancel.",
+        "unasked answers ignored (MRTR-E3); unfit ones asked again (ELIC-14); the repeated "
+        "final retry booked once (MIG-3); a decline is not called a cancel.",
     )

@@ -225,21 +225,24 @@ def walk_text(town: str, day: str, people: int) -> str:
 
 def make_guided_walk(require_forms: Callable[[RequestContext], None]) -> Any:
     """``guided_walk(town)`` asks the day, then how many people; ``require_forms(ctx)``, the
-    capability gate, runs first on every round, before anything is asked (CAP-2, CAP-4)."""
+    capability gate, runs where the tool is about to ask, on every round that asks (CAP-2,
+    CAP-4): a final retry that needs no more input is never refused for a form it will not
+    show."""
 
     def guided_walk(ctx: RequestContext) -> Any:
-        require_forms(ctx)
         town = ctx.arguments["town"]
         state = ctx.state or {}
         if "day" not in state:
             day = ctx.elicitation("day")
             if day is None:
+                require_forms(ctx)  # about to ask with a form: this request must show one
                 return ctx.input_required({"day": elicit_form(f"Which day in {town}?", DAY_FORM)})
             if day.action != "accept":
                 return f"No walk booked in {town}."
             state = {"day": str((day.content or {})["day"])}
         people = ctx.elicitation("people")
         if people is None:
+            require_forms(ctx)
             ask = elicit_form(f"How many people on {state['day']}?", PEOPLE_FORM)
             return ctx.input_required({"people": ask}, state)
         if people.action != "accept":

@@ -254,8 +254,9 @@ def test_every_code_cell_is_led_in_by_a_markdown_cell():
 
 def test_processes_started_in_the_notebook_are_stopped_in_it():
     text = "\n".join(source(c) for c in cells() if c["cell_type"] == "code")
-    for fleet in ("legacy", "mrtr", "sdk"):
+    for fleet in ("legacy", "mrtr"):
         assert f"{fleet}.stop()" in text
+    assert "start_sdk_servers" not in text  # the SDK's port runs in the kernel (its checkpoint)
 
 
 # -- the helpers the cells call --------------------------------------------------------------------
@@ -264,7 +265,7 @@ def test_processes_started_in_the_notebook_are_stopped_in_it():
 def test_side_by_side_shows_both_handlers_as_text_and_escaped_html():
     view = lesson.side_by_side(make_plan_trip_legacy, make_plan_trip)
     text, page = repr(view), view._repr_html_()
-    assert "await ctx.elicit(" in text and "ctx.form(" in text and ".ask()" in text
+    assert "await ctx.elicit(" in text and "ctx.form(" in text and "ask(ctx, " in text
     assert text.index("def make_plan_trip_legacy") < text.index("def make_plan_trip(")
     assert page.count("<pre") == 2 and "-&gt; Any" in page
 
@@ -459,9 +460,9 @@ def test_the_gate_solution_passes_and_the_refusal_is_a_400_on_the_wire():
     assert wire.response["error"]["data"] == FORMS
 
 
-def test_trap_4_is_now_the_capability_gate_exercise_with_the_wire_before_it():
+def test_trap_5_is_now_the_capability_gate_exercise_with_the_wire_before_it():
     all_cells = cells()
-    trap = next(i for i, c in enumerate(all_cells) if "### Trap 4" in source(c))
+    trap = next(i for i, c in enumerate(all_cells) if "### Trap 5: capabilities" in source(c))
     assert source(all_cells[trap + 1]).startswith("await lesson.without_forms(")
     assert "raises-exception" not in tags(all_cells[trap + 1])
     assert source(all_cells[trap + 2]).startswith("### Exercise 1 · The capability gate")
@@ -536,8 +537,8 @@ def test_decline_and_cancel_are_described_as_the_spec_means_them():
     text = prose()
     assert "asks again after a decline" not in text
     assert "why it asks again" not in text
-    assert 'A decline is the user\'s explicit "no" (ELIC-6)' in text
-    assert "A cancel means the question was dismissed without a choice" in text
+    assert 'A decline is the user\'s explicit "no" and a' in text
+    assert "cancel a form dismissed without a choice (ELIC-6 note)" in text
 
 
 def test_sticky_sessions_and_shared_stores_are_described_once_and_right():

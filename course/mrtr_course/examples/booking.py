@@ -1,6 +1,6 @@
 """Lesson: a tool that takes several rounds and carries earlier answers in ``requestState``.
 
-``book_table`` is the digest's worked exchange (§4.5):
+``book_table`` is a three-round exchange (MRTR-0, MRTR-C6):
 
 * round 1 — returns ``input_required``: a form for party size and date;
 * round 2 — the retry carries ``details``; the handler folds them into a **new** state and

@@ -187,21 +187,23 @@ def make_plan_trip_legacy(desk: HotelDesk) -> Any:
 # -- after: 2026-07-28, MRTR ----------------------------------------------------------------------
 
 
+def ask(ctx: RequestContext, question: FormAnswer[Any]) -> InputRequired:
+    """Ask ``question`` (again), once this request shows it can show a form: capabilities are
+    this request's, checked where the handler asks (MIG-4, CAP-2), so a final retry that needs
+    no more input is never refused. Round 1, a lost answer, or one that does not fit (MRTR-E4)."""
+    if not ctx.capabilities.supports_elicitation("form"):
+        raise errors.missing_capability({"elicitation": {"form": {}}})
+    return question.ask()
+
+
 def make_plan_trip(desk: HotelDesk) -> Any:
     def plan_trip(ctx: RequestContext) -> Any:
         city = ctx.arguments["city"]
-
-        def ask(question: FormAnswer[Any]) -> InputRequired:
-            # MIG-4, CAP-2: this request's capabilities, checked where we are about to ask
-            if not ctx.capabilities.supports_elicitation("form"):
-                raise errors.missing_capability({"elicitation": {"form": {}}})
-            return question.ask()  # round 1, a lost answer, or one that does not fit (MRTR-E4)
-
         state = ctx.state or {}  # MIG-2: what earlier rounds learned (verified requestState)
         if "nights" not in state:
             dates = ctx.form("dates", dates_question(city), DATES_FORM, state=state)
-            if dates.needs_asking:
-                return ask(dates)
+            if dates.needs_asking:  # gate on this request's capabilities, then ask (MIG-4)
+                return ask(ctx, dates)
             if not dates.accepted:  # declined or cancelled: the kit does not ask again (KIT)
                 return ended_text(city, dates.action)
             state = {
@@ -216,11 +218,11 @@ def make_plan_trip(desk: HotelDesk) -> Any:
             state=state,  # MIG-2: the dates (and the nonce) ride along in the new requestState
         )
         if room.needs_asking:
-            return ask(room)  # the room form, with the dates in the state
+            return ask(ctx, room)  # the room form, with the dates in the state
         if not room.accepted:
             return ended_text(city, room.action)
-        # MIG-3: the only side effect, after the last answer, and once: a final retry that
-        # arrives twice (HTTP-26) gets the reservation made under this nonce, not a second one.
+        # MIG-3: the only side effect, after the last answer, and once: a repeated final
+        # retry (HTTP-26) gets the reservation made under this nonce, not a second one.
         reservation = desk.reserve(
             city, state["start"], state["nights"], room.content["room"], key=state["nonce"]
         )

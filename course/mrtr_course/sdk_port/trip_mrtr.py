@@ -84,6 +84,28 @@ def answer_to(ctx: Context, state: dict[str, Any], key: str) -> ElicitResult | N
         return None  # not an ElicitResult at all: ask again
 
 
+def ask(
+    ctx: Context, state: dict[str, Any], key: str, message: str, model: type[BaseModel]
+) -> InputRequiredResult:
+    """Ask the form question ``key``, recording in the state that it was asked (MRTR-E3).
+
+    Capabilities are this request's, checked here, where the tool asks (MIG-4, CAP-2): a final
+    retry that needs no more input is never refused."""
+    caps = ctx.client_capabilities
+    forms = caps.elicitation if caps is not None else None
+    # An empty `elicitation: {}` means form mode; `{"url": {}}` alone does not.
+    if forms is None or (forms.form is None and forms.url is not None):
+        raise MCPError(
+            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message="plan_trip needs form elicitation",
+            data={"requiredCapabilities": {"elicitation": {"form": {}}}},
+        )
+    carried = {**state, "asked": key}  # the SDK seals it: the retry proves what was asked
+    return InputRequiredResult(
+        input_requests={key: ask_form(message, model)}, request_state=json.dumps(carried)
+    )
+
+
 def security_from_env() -> RequestStateSecurity:
     """The kit's key ring (``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY``; a random key if
     neither is set) as the SDK's: the first key seals, every key opens."""
@@ -100,30 +122,14 @@ def build_server(desk: HotelDesk | None = None) -> MCPServer:
     @mcp.tool(description="Plan a trip: asks when and which room, then reserves a hotel room.")
     async def plan_trip(city: str, ctx: Context) -> str | InputRequiredResult:
         state = json.loads(ctx.request_state) if ctx.request_state else {}  # MIG-2, verified
-
-        def ask(key: str, message: str, model: type[BaseModel]) -> InputRequiredResult:
-            caps = ctx.client_capabilities  # MIG-4: this request's, checked where we ask
-            forms = caps.elicitation if caps is not None else None
-            # An empty `elicitation: {}` means form mode; `{"url": {}}` alone does not.
-            if forms is None or (forms.form is None and forms.url is not None):
-                raise MCPError(
-                    code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    message="plan_trip needs form elicitation",
-                    data={"requiredCapabilities": {"elicitation": {"form": {}}}},
-                )
-            carried = {**state, "asked": key}  # the SDK seals it; the retry proves what we asked
-            return InputRequiredResult(
-                input_requests={key: ask_form(message, model)}, request_state=json.dumps(carried)
-            )
-
         if "nights" not in state:
             dates = answer_to(ctx, state, "dates")
             if dates is None:  # round 1, or an answer nobody asked for (MRTR-E3)
-                return ask("dates", dates_question(city), Dates)
+                return ask(ctx, state, "dates", dates_question(city), Dates)
             if dates.action != "accept":  # the kit does not ask again after a no (KIT)
                 return ended_text(city, dates.action)
             if wrong := problem(dates, Dates):  # ELIC-14: ask again, saying why (MRTR-E4)
-                return ask("dates", f"{wrong} {dates_question(city)}", Dates)
+                return ask(ctx, state, "dates", f"{wrong} {dates_question(city)}", Dates)
             when = Dates.model_validate(dates.content or {})
             state = {
                 "start": when.start.isoformat(),
@@ -132,15 +138,14 @@ def build_server(desk: HotelDesk | None = None) -> MCPServer:
             }
         message = room_message(city, state["start"], state["nights"])
         room = answer_to(ctx, state, "room")
-        if room is None:  # MIG-2: the dates ride along in request_state
-            return ask("room", message, Room)
+        if room is None:  # the dates ride along in request_state (MIG-2)
+            return ask(ctx, state, "room", message, Room)
         if room.action != "accept":
             return ended_text(city, room.action)
         if wrong := problem(room, Room):
-            return ask("room", f"{wrong} {message}", Room)
+            return ask(ctx, state, "room", f"{wrong} {message}", Room)
         choice = Room.model_validate(room.content or {})
-        # MIG-3: the only side effect, after the last answer, and once per nonce: a final
-        # retry that arrives twice (HTTP-26) gets the same reservation back.
+        # MIG-3: after the last answer, once: a repeated final retry gets this nonce's booking
         return desk.reserve(
             city, state["start"], state["nights"], choice.room, key=state["nonce"]
         ).summary()
