@@ -424,7 +424,7 @@ def test_decline_is_not_answered_with_cancelled_by_any_port():
     assert "cancel" not in booking.ended_text("Luigi's", "decline").lower()
     assert trip_planner.ended_text("Lima", "cancel") != trip_planner.ended_text("Lima", "decline")
     assert booking.ended_text("L", "cancel") != booking.ended_text("L", "decline")
-    for path in (COURSE / "examples").glob("*.py"):
+    for path in [*(COURSE / "examples").glob("*.py"), *(COURSE / "sdk_port").glob("*.py")]:
         assert "cancelled. Nothing was" not in path.read_text(), path.name
 
 
