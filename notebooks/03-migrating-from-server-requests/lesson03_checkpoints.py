@@ -274,8 +274,8 @@ async def _final_twice(
 def _acted_twice(what: str, first: ServerAnswer, again: ServerAnswer) -> str:
     return (
         f"the final retry, sent a second time as a client does whose response was lost "
-        f"(HTTP-26 MUST: it re-sends the same answers and state under a new id), {what}. "
-        f"First answer: {first}; the repeat: {again}. A handler runs once per round that "
+        f"(HTTP-26 MUST: it re-sends the same answers and state under a new id), {what} "
+        f"(first: {first} | the repeat: {again}). A handler runs once per round that "
         "arrives, the last one too (MIG-3): do the side effect under a key sealed in the state "
         "(a random one made on the first round, as lesson 02b does with the booking nonce), so "
         "a repeat gets back what the first one did."
