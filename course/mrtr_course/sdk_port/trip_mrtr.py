@@ -10,8 +10,9 @@ from ``MRTR_KIT_STATE_KEY(S)`` like the kit's own servers.
 What the SDK does **not** do is know which questions the tool asked. The kit's core seals the
 asked keys into every state and drops any other answer; with the SDK the tool does it:
 
-* the state records the one key this round asks (``"asked"``); on the retry the tool reads only
-  the answer under that key, and only with a state it issued. An answer nobody asked for (sent
+* the state records the one key this round asks (``"asked"``), as the kit's core does for every
+  state (SEC-6 (KIT)); on the retry the tool reads only the answer under that key, and only
+  with a state it issued. An answer nobody asked for (sent
   early, or with no ``requestState`` at all) is ignored (MRTR-E3 SHOULD), so a first
   ``tools/call`` carrying both answers is asked the first question;
 * an accepted answer is validated against its model (ELIC-14 SHOULD); one that does not fit is
