@@ -428,10 +428,17 @@ def gate_first_capabilities(ctx: Any) -> None:
         raise McpError(-32021, "This tool needs forms", FORMS)
 
 
+def gate_returns_the_error(ctx: Any) -> Any:
+    if not ctx.capabilities.supports_elicitation("form"):
+        return McpError(-32021, "This tool needs forms", FORMS)  # returned, not raised
+    return None
+
+
 @pytest.mark.parametrize(
     ("gate", "diagnosis"),
     [
         (gate_asks_anyway, "got through your gate, and guided_walk asked for the day"),
+        (gate_returns_the_error, "your gate returned the error (McpError"),
         (gate_wrong_code, "your gate refused with -32602; a missing client capability is -32021"),
         (gate_internal_error, "The server answers that with -32603"),
         (gate_without_data, "must carry data.requiredCapabilities"),
@@ -557,3 +564,81 @@ def test_the_kits_form_timeout_is_tagged_kit_not_elic_6():
     text = prose()
     assert not re.search(r"10 minutes \(ELIC-6\)", text)
     assert "10 minutes, the kit's choice (KIT)" in text
+
+
+# -- Exercises 2-4: ports that use answers unchecked, or file twice (issue 31, S2 and S3) ---------
+
+
+def pick_seat_unchecked(ctx: Any) -> Any:
+    flight = ctx.arguments["flight"]
+    answer = ctx.elicitation("seat")
+    if answer is None:
+        return ctx.input_required({"seat": lesson.ask_seat(flight)})
+    if answer.action != "accept":
+        return f"No seat chosen on {flight}."
+    return lesson.seat_text(flight, answer.content["seat"])  # "middle": KeyError, -32603
+
+
+def rent_bike_unchecked(ctx: Any) -> Any:
+    shop = ctx.arguments["shop"]
+    state = ctx.state or {}
+    if "day" not in state:
+        day = ctx.elicitation("day")
+        if day is None:
+            return ctx.input_required({"day": lesson.ask_day(shop)}, state)
+        if day.action != "accept":
+            return "No bike booked."
+        state = {"day": day.content["day"]}  # "next friday" taken as a day
+    hours = ctx.elicitation("hours")
+    if hours is None:
+        return ctx.input_required({"hours": lesson.ask_hours(shop, state["day"])}, state)
+    if hours.action != "accept":
+        return "No bike booked."
+    return lesson.bike_text(shop, state["day"], hours.content["hours"])
+
+
+def open_ticket_unchecked(ctx: Any, tracker: Any) -> Any:
+    title = ctx.arguments["title"]
+    answer = ctx.elicitation("severity")
+    if answer is None:
+        return ctx.input_required({"severity": lesson.ask_severity(title)})
+    if answer.action != "accept":
+        return "No ticket filed."
+    return f"Filed {tracker.file(title, answer.content['severity'])}: {title}."
+
+
+def open_ticket_files_every_retry(ctx: Any, tracker: Any) -> Any:
+    title = ctx.arguments["title"]
+    severity = ctx.form("severity", f"How bad is {title!r}?", lesson.SEVERITY_FORM)
+    if severity.needs_asking:
+        return severity.ask()
+    if not severity.accepted:
+        return "No ticket filed."
+    return f"Filed {tracker.file(title, severity.content['severity'])}: {title}."  # no key
+
+
+@pytest.mark.parametrize(
+    ("name", "port", "diagnosis"),
+    [
+        ("pick_seat", pick_seat_unchecked, "with the seat 'middle' (not a choice) under 'seat'"),
+        ("rent_bike", rent_bike_unchecked, "with the day 'next friday' (not a date) under 'day'"),
+        (
+            "open_ticket",
+            open_ticket_unchecked,
+            "with the severity 'critical' (not a choice) under 'severity'",
+        ),
+        ("open_ticket", open_ticket_files_every_retry, "filed a second ticket"),
+    ],
+)
+def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effect(
+    name: str, port: Any, diagnosis: str
+):
+    """ELIC-14, MRTR-E4: an answer that does not fit the form is asked again, never used; MIG-3,
+    HTTP-26: the final retry sent twice files one ticket."""
+    check, _ = CHECKPOINTS[name]
+    result = asyncio.run(check(port))
+    assert not result.passed, result
+    assert diagnosis in result.message, result
+    rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
+    for rule in rules:
+        assert rule in result.message, (rule, result)
