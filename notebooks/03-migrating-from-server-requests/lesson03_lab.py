@@ -233,21 +233,20 @@ def make_guided_walk(require_forms: Callable[[RequestContext], None]) -> Any:
         town = ctx.arguments["town"]
         state = ctx.state or {}
         if "day" not in state:
-            day = ctx.elicitation("day")
-            if day is None:
+            day = ctx.form("day", f"Which day in {town}?", DAY_FORM, state=state)
+            if day.needs_asking:
                 require_forms(ctx)  # about to ask with a form: this request must show one
-                return ctx.input_required({"day": elicit_form(f"Which day in {town}?", DAY_FORM)})
-            if day.action != "accept":
+                return day.ask()
+            if not day.accepted:
                 return f"No walk booked in {town}."
-            state = {"day": str((day.content or {})["day"])}
-        people = ctx.elicitation("people")
-        if people is None:
+            state = {"day": day.content["day"]}
+        people = ctx.form("people", f"How many people on {state['day']}?", PEOPLE_FORM, state=state)
+        if people.needs_asking:
             require_forms(ctx)
-            ask = elicit_form(f"How many people on {state['day']}?", PEOPLE_FORM)
-            return ctx.input_required({"people": ask}, state)
-        if people.action != "accept":
+            return people.ask()
+        if not people.accepted:
             return f"No walk booked in {town}."
-        return walk_text(town, state["day"], int((people.content or {})["people"]))
+        return walk_text(town, state["day"], people.content["people"])
 
     return guided_walk
 
