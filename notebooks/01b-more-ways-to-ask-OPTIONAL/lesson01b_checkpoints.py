@@ -185,17 +185,33 @@ async def check_retry(make_retry: RetryBuilder) -> Checkpoint:
 COLOURS = ("red", "green", "blue")
 
 
-# What each refusal means (ELIC-6), and so what the tool does with it: finish, not ask again.
+# What each refusal means (ELIC-6 note), and what this exercise asks the tool to do with it:
+# finish. The spec allows asking again (MRTR-S8 MAY, MRTR-E4 SHOULD); not doing so is the kit's
+# choice here (KIT), so the message says so.
 REFUSALS = {
     "decline": (
-        "a decline is the user's explicit no (ELIC-6): respect it and finish with a complete "
-        "result (say nothing was chosen, offer an alternative); do not ask again in this call"
+        "a decline is the user's explicit no (ELIC-6 note). This exercise asks you to respect "
+        "it and finish with a complete result (say nothing was chosen, offer an alternative). "
+        "Not asking again in this call is the kit's choice (KIT): the spec allows asking again "
+        "(MRTR-S8 MAY), but it would ignore the user's answer"
     ),
     "cancel": (
-        "a cancel means the form was dismissed without a choice (ELIC-6): finish with a "
-        "complete result saying nothing was chosen and they can pick one later; do not ask "
-        "again in this call"
+        "a cancel means the form was dismissed without a choice (ELIC-6 note). This exercise "
+        "asks you to finish with a complete result saying nothing was chosen and they can pick "
+        "one later; not asking again in this call is the kit's choice (KIT), which the spec "
+        "allows either way (MRTR-S8 MAY)"
     ),
+}
+
+# Answers that do not fit the colour form: the tool must ask again, saying why (ELIC-14 SHOULD:
+# the server validates answers against its form; MRTR-E4 SHOULD: ask again, not fail).
+UNFIT = {
+    "the colour 'purple' (not one of the choices)": {
+        "action": "accept",
+        "content": {"colour": "purple"},
+    },
+    "the colour 42 (not a string)": {"action": "accept", "content": {"colour": 42}},
+    "an accept with no content": {"action": "accept"},
 }
 
 
@@ -273,6 +289,25 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
             again.get("resultType") == "input_required",
             "a retry without the answer must ask again, not fail (MRTR-E4)",
         )
+        for label, answer in UNFIT.items():
+            try:
+                unfit = await call({"colour": answer}, state)
+            except _NotYet as exc:  # the handler raised: a server would answer -32603
+                raise _NotYet(
+                    f"with {label}, {exc}: on a server that is -32603, an internal error, for "
+                    "an answer the user can fix. Check the answer against the form before "
+                    "using it: ctx.form('colour', ...) does (ELIC-14 SHOULD), and "
+                    "colour.needs_asking is then True: return colour.ask() (MRTR-E4 SHOULD)."
+                ) from None
+            _expect(
+                unfit.get("resultType") == "input_required"
+                and "colour" in (unfit.get("inputRequests") or {}),
+                f"with {label} your tool {_outcome(unfit)}: "
+                f"{result_text(unfit)!r}. The server validates answers against its form "
+                "(ELIC-14 SHOULD) and asks again, saying what was wrong (MRTR-E4 SHOULD): read "
+                "it with ctx.form('colour', ...) and return colour.ask() when "
+                "colour.needs_asking.",
+            )
         # ELIC-6: decline is an explicit "no", cancel a dismissal; neither is a request to ask
         # again in the same call, and neither is a failure of the tool (ELIC-8).
         for action, meaning in REFUSALS.items():
@@ -282,8 +317,9 @@ async def check_colour_tool(favourite_colour: Callable[[RequestContext], Any]) -
                 f"after {action!r} your tool {_outcome(refused)}; {meaning}",
             )
         return (
-            "asks with a valid form, completes with the answer, asks again when it is missing, "
-            "and respects a decline and a cancel."
+            "asks with a valid form, completes with the answer, asks again when it is missing "
+            "or does not fit the form ('purple', 42, an accept with no content), and respects "
+            "a decline and a cancel."
         )
 
     return await _grade("favourite_colour", checks)

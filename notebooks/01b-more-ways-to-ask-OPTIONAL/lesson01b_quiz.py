@@ -11,23 +11,12 @@ from mrtr_course.quizzes import Option, Quiz, _q, _right
 # A retry with one bug: round 2's requestState is not echoed (MRTR-C2).
 FORGOTTEN_STATE_RETRY = """\
 # round 2 of book_table came back input_required, asking for "confirm",
-# with "requestState": "hmac1.k0.eyJ…"
+# with "requestState": "aead1.k0.Q2x…"
 retry = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
          "params": {"_meta": meta(FORMS), "name": "book_table",
                     "arguments": {"restaurant": "Luigi's"},
                     "inputResponses": {"confirm": {"action": "accept",
                                                    "content": {"ok": True}}}}}"""
-
-# Run by tests/course/test_quiz.py with the lesson server's widget client as ``client``.
-EXTRA_ANSWER = """\
-call = await client.begin_tool_call("get_weather", {"city": "Oslo"})
-answers = {"login": {"action": "accept", "content": {"login": "ada"}},
-           "shoe_size": {"action": "accept", "content": {"size": 44}}}
-try:
-    await client.continue_call(call, answers)
-    print("sent")
-except Exception as exc:
-    print(type(exc).__name__)"""
 
 # After sections 1 and 2: the retry by hand and the form subset.
 LESSON_01B_2 = Quiz(
@@ -75,28 +64,38 @@ LESSON_01B_2 = Quiz(
     section="2",
 )
 
-# After sections 3 to 5: what may ask, what is cached, missing and extra answers.
+# After sections 3 to 5: missing answers, and what a decline asks of the tool.
 LESSON_01B_5 = Quiz(
     "01b",
-    "Missing and extra answers",
+    "Missing answers, and a no",
     (
         _q(
-            "Predict the output: the retry carries the `login` answer and one nobody asked for.",
+            "Your `favourite_colour` tool asked for a colour. The retry carries "
+            '`"colour": {"action": "decline"}`. What should the tool answer?',
             Option(
-                "`sent`: the retry goes out, and the server ignores the extra answer.",
-                "The server would ignore it (MRTR-E3), but the kit's client refuses to send it "
-                "first: its own choice, to catch answers meant for another call (KIT).",
+                "The colour question again, `input_required`: the user may change their mind.",
+                "Allowed, but not what the user said: a server may ask again (MRTR-S8 MAY), "
+                "and MRTR-E4 SHOULD is about an answer that is missing, not one that says no. "
+                "The same question again ignores an explicit no; ask again only with a reason "
+                "the user can act on.",
             ),
             _right(
-                "`InvalidAnswers`: the kit's client refuses before anything is sent.",
-                "The kit's client sends answers for the requested keys only, its own choice "
-                "(KIT); the spec only asks servers to ignore extras (MRTR-E3).",
+                "A complete result that respects the no, e.g. the default theme.",
+                "A decline is an explicit no (ELIC-6 note), and a server handles it (ELIC-8 "
+                "MUST). Finishing here is the kit's choice (KIT): the spec also lets it ask "
+                "again (MRTR-S8 MAY).",
             ),
             Option(
-                "`McpError`: the server answers with error -32602.",
-                "Extra answers are not an error on the server: it ignores them (MRTR-E3).",
+                'A complete result: "Colour choice cancelled."',
+                "Cancel is a different answer: the form was dismissed without a choice (ELIC-6 "
+                "note). Calling a decline a cancel tells the user the wrong thing; say they "
+                "declined. Two of the kit's own ports said this until they were fixed.",
             ),
-            code=EXTRA_ANSWER,
+            Option(
+                "An error (-32602, or a result with `isError`): the tool could not finish.",
+                "A decline is an answer, not a fault of the request or of the tool: the server "
+                "handles it with a normal result (ELIC-8 MUST, MRTR-C8 note).",
+            ),
         ),
         _q(
             "A retry arrives without the answer the server needs. What does the server do?",

@@ -7,7 +7,14 @@ as a client would and says whether it is right (and, if not, which case failed):
 * ``check_pick_seat`` — exercise 2, a one-question tool;
 * ``check_rent_bike`` — exercise 3, the first answer carried in ``requestState``; every round
   runs on a fresh instance (``FreshInstances``), as behind round robin;
-* ``check_open_ticket`` — exercise 4, one side effect per completed call.
+* ``check_open_ticket`` — exercise 4, one side effect per completed call, even when the final
+  retry arrives twice;
+* ``check_sdk_port`` — section 4, a port written with the official SDK: it is sent answers
+  nobody asked for (early, and with no state), answers that do not fit the form, an ``accept``
+  with no content, and its final retry twice.
+
+Every checkpoint that grades a tool sends it answers that do not fit its form and an ``accept``
+with no content, and expects the question asked again (ELIC-14 SHOULD, MRTR-E4 SHOULD).
 
 What the exercises port (the legacy tools, their forms and texts) is in ``lesson03_lab.py``,
 beside this file.
@@ -40,6 +47,7 @@ from lesson03_lab import (
 )
 
 from mrtr_course.checkpoints import Checkpoint
+from mrtr_course.refund_lab.lab import RawCaller, ServerAnswer
 from mrtr_course.trips import result_line, result_text
 from mrtr_course.users import scripted_user
 from mrtr_kit.client import McpClient, McpClientError, McpRemoteError, TooManyRounds
@@ -181,6 +189,99 @@ def _decline(params: ElicitRequestFormParams, ctx: Any) -> ElicitResult:
     return ElicitResult(action="decline")
 
 
+# -- answers that do not fit, and a final retry sent twice -----------------------------------------
+
+NO_CONTENT: dict[str, Any] = {"action": "accept"}  # an accept that carries no content at all
+
+
+def _accept(content: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+async def _probe_unfit(
+    app: Any,
+    code: _LearnerCode,
+    name: str,
+    arguments: dict[str, Any],
+    key: str,
+    unfit: dict[str, dict[str, Any]],
+    before: tuple[tuple[str, dict[str, Any]], ...] = (),
+) -> Checkpoint | None:
+    """Answer the question ``key`` with each answer in ``unfit`` (after answering ``before``,
+    the questions on the way to it) and expect it asked again, not completed, not an error."""
+    caller = RawCaller.for_app(app)
+    try:
+        reply = await caller.call_tool(name, arguments)
+        for asked, answer in before:
+            reply = await caller.call_tool(
+                name, arguments, request_state=reply.request_state, input_responses={asked: answer}
+            )
+        state = reply.request_state
+        for label, answer in unfit.items():
+            code.error, code.case = None, label
+            got = await caller.call_tool(
+                name, arguments, request_state=state, input_responses={key: answer}
+            )
+            if code.error is not None and not isinstance(code.error, NotImplementedError):
+                return Checkpoint(
+                    "not yet",
+                    f"with {label} under {key!r}, {name}() raised "
+                    f"{type(code.error).__name__}: {code.error}. A server answers that with "
+                    "-32603, an internal error, for an answer the user can fix. Read the answer "
+                    f"with ctx.form({key!r}, message, form): it checks the answer against the "
+                    "form (ELIC-14 SHOULD), and needs_asking is then True: return .ask(), "
+                    "which asks again saying what was wrong (MRTR-E4 SHOULD).",
+                )
+            if got.kind != "input_required" or key not in (got.result.get("inputRequests") or {}):
+                return Checkpoint(
+                    "not yet",
+                    f"with {label} under {key!r}, {name} answered {got!s:.120} -- an answer "
+                    "that does not fit the form must not be used: the server validates "
+                    "answers against its form (ELIC-14 SHOULD) and asks again, saying what "
+                    f"was wrong (MRTR-E4 SHOULD). Read it with ctx.form({key!r}, message, "
+                    "form) and return .ask() when .needs_asking.",
+                )
+    finally:
+        await caller.aclose()
+    code.error = None
+    return None
+
+
+async def _final_twice(
+    app: Any,
+    name: str,
+    arguments: dict[str, Any],
+    answers: tuple[tuple[str, dict[str, Any]], ...],
+) -> tuple[ServerAnswer, ServerAnswer]:
+    """Answer each question in turn, then send the final retry a second time, under a new id,
+    as a client does whose response was lost (HTTP-26). The two final answers."""
+    caller = RawCaller.for_app(app)
+    try:
+        reply = await caller.call_tool(name, arguments)
+        for asked, answer in answers[:-1]:
+            reply = await caller.call_tool(
+                name, arguments, request_state=reply.request_state, input_responses={asked: answer}
+            )
+        last_key, last = answers[-1]
+        final = {"request_state": reply.request_state, "input_responses": {last_key: last}}
+        first = await caller.call_tool(name, arguments, **final)
+        again = await caller.call_tool(name, arguments, **final)
+    finally:
+        await caller.aclose()
+    return first, again
+
+
+def _acted_twice(what: str, first: ServerAnswer, again: ServerAnswer) -> str:
+    return (
+        f"the final retry, sent a second time as a client does whose response was lost "
+        f"(HTTP-26 MUST: it re-sends the same answers and state under a new id), {what} "
+        f"(first: {first} | the repeat: {again}). A handler runs once per round that "
+        "arrives, the last one too (MIG-3): do the side effect under a key sealed in the state "
+        "(a random one made on the first round, as lesson 02b does with the booking nonce), so "
+        "a repeat gets back what the first one did."
+    )
+
+
 async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpoint:
     """Exercise 2: ``pick_seat`` asks ``seat`` with ``ask_seat`` and answers like the original."""
     code = _LearnerCode(pick_seat)
@@ -233,6 +334,13 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
             return Checkpoint(
                 "not yet", f"answer {label!r}: got {outcomes[label]!r}, want {text!r}"
             )
+    unfit = {
+        "the seat 'middle' (not a choice)": _accept({"seat": "middle"}),
+        "the seat 7 (not a string)": _accept({"seat": 7}),
+        "an accept with no content": NO_CONTENT,
+    }
+    if problem := await _probe_unfit(app, code, "pick_seat", flight, "seat", unfit):
+        return problem
     code.case = "a client that cannot show forms"
     async with McpClient.for_app(app) as no_forms:
         try:
@@ -244,7 +352,8 @@ async def check_pick_seat(pick_seat: Callable[[RequestContext], Any]) -> Checkpo
     return Checkpoint(
         "passed",
         "one question, asked the same way every time; window, aisle and decline answered like "
-        "the original; a client without forms gets -32021.",
+        "the original; 'middle', 7 and an accept with no content asked again (ELIC-14); a "
+        "client without forms gets -32021.",
     )
 
 
@@ -311,10 +420,26 @@ async def check_rent_bike(rent_bike: Callable[[RequestContext], Any]) -> Checkpo
         return problem
     if declined != "No bike booked.":
         return Checkpoint("not yet", f"after a decline: got {declined!r}, want 'No bike booked.'")
+    shop = {"shop": "Velo"}
+    unfit_day = {
+        "the day 'next friday' (not a date)": _accept({"day": "next friday"}),
+        "the day 5 (not a string)": _accept({"day": 5}),
+        "an accept with no content": NO_CONTENT,
+    }
+    if problem := await _probe_unfit(app, code, "rent_bike", shop, "day", unfit_day):
+        return problem
+    unfit_hours = {
+        "0 hours (below the form's minimum of 1)": _accept({"hours": 0}),
+        "the hours 'three' (not a number)": _accept({"hours": "three"}),
+        "an accept with no content": NO_CONTENT,
+    }
+    day = (("day", _accept({"day": "2026-09-02"})),)
+    if problem := await _probe_unfit(app, code, "rent_bike", shop, "hours", unfit_hours, day):
+        return problem
     return Checkpoint(
         "passed",
         "day, then hours, then the booking, in 3 rounds, each on a fresh instance: the day "
-        "rode along in the state.",
+        "rode along in the state; answers that do not fit were asked again (ELIC-14).",
     )
 
 
@@ -348,9 +473,33 @@ async def check_open_ticket(open_ticket: Callable[[RequestContext, Tracker], Any
         return problem
     if len(tracker.tickets) != 1 or len(tracker.drafts) > 1:
         return Checkpoint("not yet", "a declined call must leave nothing behind in the tracker")
+    title = {"title": "Login broken"}
+    unfit = {
+        "the severity 'critical' (not a choice)": _accept({"severity": "critical"}),
+        "the severity 1 (not a string)": _accept({"severity": 1}),
+        "an accept with no content": NO_CONTENT,
+    }
+    if problem := await _probe_unfit(app, code, "open_ticket", title, "severity", unfit):
+        return problem
+    if len(tracker.tickets) != 1:
+        return Checkpoint(
+            "not yet", f"answers that do not fit the form filed tickets: {tracker.tickets}"
+        )
+    code.case = "the final retry sent twice"
+    first, again = await _final_twice(
+        app, "open_ticket", title, (("severity", _accept({"severity": "low"})),)
+    )
+    if problem := code.problem("open_ticket"):
+        return problem
+    if len(tracker.tickets) > 2:
+        return Checkpoint(
+            "not yet", _acted_twice(f"filed a second ticket ({tracker.tickets[1:]})", first, again)
+        )
     return Checkpoint(
         "passed",
-        f"{code.runs} runs of the handler, one ticket, no stray drafts; a decline files nothing.",
+        f"{code.runs} runs of the handler, one ticket per call, no stray drafts; a decline files "
+        "nothing; answers that do not fit are asked again; the final retry sent twice files "
+        "one ticket.",
     )
 
 
@@ -366,25 +515,37 @@ class _GateWatch:
 
     gate: Callable[[RequestContext], Any]
     runs: list[tuple[bool, BaseException | None]] = field(default_factory=list)
+    returned: BaseException | None = None  # an error the gate returned instead of raising
 
     def __call__(self, ctx: RequestContext) -> None:
         declared = ctx.capabilities.supports_elicitation("form")
         try:
-            self.gate(ctx)
+            value = self.gate(ctx)
         except McpError as exc:  # a refusal: the server sends it as it is
             self.runs.append((declared, exc))
             raise
         except Exception as exc:  # noted; the server would answer -32603 and log a traceback
             self.runs.append((declared, exc))
             raise McpError(-32603, "Internal error") from None
+        if isinstance(value, BaseException) and self.returned is None:
+            self.returned = value  # `return errors.missing_capability(...)`: nothing refused
         self.runs.append((declared, None))
 
     def last(self) -> tuple[bool, BaseException | None]:
         return self.runs[-1] if self.runs else (False, None)
 
 
-def _refusal_problem(exc: BaseException | None, who: str) -> str | None:
+def _refusal_problem(
+    exc: BaseException | None, who: str, returned: BaseException | None = None
+) -> str | None:
     """What is wrong with the gate's answer to a request that lacks form elicitation."""
+    if exc is None and returned is not None:
+        return (
+            f"for {who} your gate returned the error ({type(returned).__name__}: {returned}) "
+            "instead of raising it. A returned value is ignored, so the request went on and "
+            "the tool asked for the day anyway. Write `raise errors.missing_capability(...)`, "
+            "not `return` (-32021, CAP-2 MUST)."
+        )
     if exc is None:
         return (
             f"{who} got through your gate, and guided_walk asked for the day: an input_required "
@@ -467,7 +628,7 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
                 await client.begin_tool_call("guided_walk", town)
             except McpRemoteError as exc:
                 status = exc.http_status
-        if problem := _refusal_problem(watch.last()[1], label):
+        if problem := _refusal_problem(watch.last()[1], label, watch.returned):
             return Checkpoint("not yet", problem)
 
     # 3. Forms on round 1, none on the retry (CAP-4): round 2 must be refused too.
@@ -488,10 +649,106 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
             "server judged by the session (CAP-1). Each round carries its own: read "
             "ctx.capabilities every time (CAP-4).",
         )
-    if problem := _refusal_problem(exc, "a retry that no longer declares forms"):
+    if problem := _refusal_problem(exc, "a retry that no longer declares forms", watch.returned):
         return Checkpoint("not yet", problem)
     return Checkpoint(
         "passed",
         "forms declared: 3 rounds and the booking; no forms, or URL mode only: -32021 with "
         f"requiredCapabilities (HTTP {status}); a retry without forms: refused as well.",
+    )
+
+
+# -- section 4: a port written with the official SDK -----------------------------------------------
+
+SDK_CITY = {"city": "Lisbon"}
+SDK_DATES = {"dates": _accept({"start": "2026-09-01", "nights": 3})}
+SDK_ROOM = {"room": _accept({"room": "double"})}
+
+
+async def check_sdk_port(build_server: Callable[..., Any]) -> Checkpoint:
+    """Section 4: a ``plan_trip`` port on the official SDK's ``MCPServer``.
+
+    ``build_server(desk)`` returns the SDK server; it is served in this process. The checkpoint
+    sends what a careless or hostile client might: both answers on a first call with no
+    ``requestState``, the room answered early on round 2, a room that does not fit the form,
+    an ``accept`` with no content; then the final retry twice. The SDK seals and checks the
+    state; which questions were asked, and whether an answer fits, are the tool's to check."""
+    import httpx
+
+    from mrtr_course.examples.trip_planner import HotelDesk
+
+    desk = HotelDesk()
+    app = build_server(desk).streamable_http_app(host="127.0.0.1")
+    url = "http://127.0.0.1:8000/mcp"  # the SDK checks the Host header: loopback with a port
+    async with app.router.lifespan_context(app):
+        http = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=url)
+        caller = RawCaller(http, url)
+        try:
+            return await _grade_sdk_port(caller, desk)
+        finally:
+            await caller.aclose()
+
+
+def _asks(reply: ServerAnswer, key: str) -> bool:
+    return reply.kind == "input_required" and key in (reply.result.get("inputRequests") or {})
+
+
+async def _grade_sdk_port(caller: RawCaller, desk: Any) -> Checkpoint:
+    def call(state: str | None = None, answers: dict[str, Any] | None = None) -> Any:
+        return caller.call_tool("plan_trip", SDK_CITY, request_state=state, input_responses=answers)
+
+    stateless = await call(None, {**SDK_DATES, **SDK_ROOM})
+    if not _asks(stateless, "dates"):
+        return Checkpoint(
+            "not yet",
+            f"a first tools/call carrying answers to both questions and no requestState got "
+            f"{stateless} -- nothing was asked yet, so those answers answer nothing: ignore "
+            "them (MRTR-E3 SHOULD) and ask for the dates. Decide what to read from what the "
+            "state you issued says you asked (put the asked key in request_state), never from "
+            "which answers are present.",
+        )
+    first = await call()
+    early = await call(first.request_state, {**SDK_DATES, **SDK_ROOM})
+    if not _asks(early, "room"):
+        return Checkpoint(
+            "not yet",
+            f"round 2 answered the dates and, early, the room, which round 1 never asked; it "
+            f"got {early} -- read only the answer to the question this round's state says was "
+            "asked (MRTR-E3 SHOULD), and ask for the room.",
+        )
+    unfit = {
+        "the room 'purple' (not a choice)": _accept({"room": "purple"}),
+        "the room 42 (not a string)": _accept({"room": 42}),
+        "an accept with no content": NO_CONTENT,
+    }
+    for label, answer in unfit.items():
+        got = await call(early.request_state, {"room": answer})
+        if not _asks(got, "room"):
+            return Checkpoint(
+                "not yet",
+                f"with {label} the port answered {got} -- validate an accepted answer against "
+                "its form (ELIC-14 SHOULD; an accept with no content does not fit either) and "
+                "ask again saying what was wrong (MRTR-E4 SHOULD), never an error or a result.",
+            )
+    if desk.reservations:
+        return Checkpoint("not yet", f"answers that do not fit made {desk.reservations}")
+    done = await call(early.request_state, SDK_ROOM)
+    again = await call(early.request_state, SDK_ROOM)
+    if not done.ok or "Reserved" not in done.text:
+        return Checkpoint("not yet", f"the right answers got {done}, not a reservation")
+    if len(desk.reservations) > 1:
+        return Checkpoint(
+            "not yet", _acted_twice(f"made {len(desk.reservations)} reservations", done, again)
+        )
+    declined = await call(early.request_state, {"room": {"action": "decline"}})
+    if "cancel" in declined.text.lower():
+        return Checkpoint(
+            "not yet",
+            f"a decline got {declined} -- a decline is the user's explicit no, not a "
+            "cancel, which is a dismissed form (ELIC-6 note): say so in words of its own.",
+        )
+    return Checkpoint(
+        "passed",
+        "unasked answers ignored (MRTR-E3); unfit ones asked again (ELIC-14); the repeated "
+        "final retry booked once (MIG-3); a decline is not called a cancel.",
     )

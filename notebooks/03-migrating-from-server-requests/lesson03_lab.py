@@ -30,6 +30,7 @@ from mrtr_course.examples.trip_planner import HotelDesk, traveller
 from mrtr_course.fleet import Fleet, start_processes
 from mrtr_course.legacy import LegacyToolContext
 from mrtr_course.plain.trace_view import wire_json
+from mrtr_course.refund_lab.lab import RawCaller
 from mrtr_course.trips import result_line
 from mrtr_kit.client import McpClient, McpRemoteError, TooManyRounds
 from mrtr_kit.protocol.elicitation import validate_content
@@ -149,24 +150,31 @@ class TrapRun:
     asked: list[list[str]]  # the input-request keys of each round
     outcome: str
     desk: HotelDesk
+    repeat: str | None = None  # the answer to the final retry sent again, if it was
 
     def __repr__(self) -> str:
         asked = " | ".join(", ".join(keys) or "-" for keys in self.asked)
+        again = f"\n  the final retry again: {self.repeat}" if self.repeat is not None else ""
         return (
             f"{self.name}: {len(self.asked)} rounds\n"
             f"  asked per round: {asked}\n"
-            f"  outcome: {self.outcome}\n"
+            f"  outcome: {self.outcome}{again}\n"
             f"  hotel desk: {self.desk.holds_placed} holds placed, {len(self.desk.holds)} still "
             f"open, {len(self.desk.reservations)} reservation(s)"
         )
 
 
-async def run_trap(name: str) -> TrapRun:
-    """Run one of ``trip_traps.TRAPS`` (or ``plan_trip``, the right port) once, in process."""
+async def run_trap(name: str, *, final_twice: bool = False) -> TrapRun:
+    """Run one of ``trip_traps.TRAPS`` (or ``plan_trip``, the right port) once, in process.
+
+    ``final_twice``: then send the last round's request once more, under a fresh id, as a
+    client does whose response was lost on the way (HTTP-26)."""
     desk = HotelDesk()
     server = trip_traps.build_server(desk)
     trip_planner.register(server, desk)
-    async with McpClient.for_app(create_app(server), elicitation=traveller()) as client:
+    app = create_app(server)
+    repeat = None
+    async with McpClient.for_app(app, elicitation=traveller()) as client:
         try:
             result = await client.call_tool(name, {"city": "Lisbon"})
             outcome = result_line(result)
@@ -175,12 +183,25 @@ async def run_trap(name: str) -> TrapRun:
                 f"TooManyRounds: the client gave up after {exc.max_rounds} rounds, "
                 "the kit's round cap: MRTR-C7 (KIT)"
             )
+        calls = [record for record in client.trace if record.method == "tools/call"]
         asked = [
             list(((record.response or {}).get("result") or {}).get("inputRequests") or {})
-            for record in client.trace
-            if record.method == "tools/call"
+            for record in calls
         ]
-    return TrapRun(name, asked, outcome, desk)
+    if final_twice:
+        caller = RawCaller.for_app(app)
+        try:
+            last = calls[-1].request["params"]
+            again = await caller.call_tool(
+                name,
+                last["arguments"],
+                request_state=last.get("requestState"),
+                input_responses=last.get("inputResponses"),
+            )
+            repeat = str(again)
+        finally:
+            await caller.aclose()
+    return TrapRun(name, asked, outcome, desk, repeat)
 
 
 # -- the capability gate (exercise 1) --------------------------------------------------------------
@@ -204,26 +225,28 @@ def walk_text(town: str, day: str, people: int) -> str:
 
 def make_guided_walk(require_forms: Callable[[RequestContext], None]) -> Any:
     """``guided_walk(town)`` asks the day, then how many people; ``require_forms(ctx)``, the
-    capability gate, runs first on every round, before anything is asked (CAP-2, CAP-4)."""
+    capability gate, runs where the tool is about to ask, on every round that asks (CAP-2,
+    CAP-4): a final retry that needs no more input is never refused for a form it will not
+    show."""
 
     def guided_walk(ctx: RequestContext) -> Any:
-        require_forms(ctx)
         town = ctx.arguments["town"]
         state = ctx.state or {}
         if "day" not in state:
-            day = ctx.elicitation("day")
-            if day is None:
-                return ctx.input_required({"day": elicit_form(f"Which day in {town}?", DAY_FORM)})
-            if day.action != "accept":
+            day = ctx.form("day", f"Which day in {town}?", DAY_FORM, state=state)
+            if day.needs_asking:
+                require_forms(ctx)  # about to ask with a form: this request must show one
+                return day.ask()
+            if not day.accepted:
                 return f"No walk booked in {town}."
-            state = {"day": str((day.content or {})["day"])}
-        people = ctx.elicitation("people")
-        if people is None:
-            ask = elicit_form(f"How many people on {state['day']}?", PEOPLE_FORM)
-            return ctx.input_required({"people": ask}, state)
-        if people.action != "accept":
+            state = {"day": day.content["day"]}
+        people = ctx.form("people", f"How many people on {state['day']}?", PEOPLE_FORM, state=state)
+        if people.needs_asking:
+            require_forms(ctx)
+            return people.ask()
+        if not people.accepted:
             return f"No walk booked in {town}."
-        return walk_text(town, state["day"], int((people.content or {})["people"]))
+        return walk_text(town, state["day"], people.content["people"])
 
     return guided_walk
 
@@ -354,14 +377,22 @@ class Tracker:
 
     drafts: list[str] = field(default_factory=list)  # drafts opened, ever
     tickets: list[tuple[str, str]] = field(default_factory=list)  # (title, severity)
+    by_key: dict[str, str] = field(default_factory=dict)  # idempotency key -> ticket number
 
     def open_draft(self, title: str) -> int:
         self.drafts.append(title)
         return len(self.drafts)
 
-    def file(self, title: str, severity: str) -> str:
+    def file(self, title: str, severity: str, *, key: str | None = None) -> str:
+        """File a ticket and return its number. With ``key`` (an idempotency key), the first
+        call files and every later call with that key returns the same number, filing nothing."""
+        if key is not None and key in self.by_key:
+            return self.by_key[key]
         self.tickets.append((title, severity))
-        return f"T-{len(self.tickets)}"
+        number = f"T-{len(self.tickets)}"
+        if key is not None:
+            self.by_key[key] = number
+        return number
 
 
 def ask_severity(title: str) -> ElicitRequest:

@@ -120,14 +120,15 @@ SECTION_3 = Quiz(
             "Predict the output: a client declares only URL-mode elicitation.",
             Option(
                 "True",
-                "Form mode needs `elicitation.form`, or an empty `elicitation: {}` (digest "
-                "§2.9); a client that names only `url` cannot show forms (CAP-2, MRTR-S7).",
+                "Form mode needs `elicitation.form`, or an empty `elicitation: {}`; a server "
+                "never uses a mode the client did not declare (ELIC-2 MUST NOT): a client that "
+                "names only `url` cannot show forms (CAP-2, MRTR-S7).",
             ),
             _right(
                 "False",
-                "Form mode needs `elicitation.form`, or an empty `elicitation: {}` (digest "
-                "§2.9); this client declared only `url`, so a form tool refuses it with "
-                "-32021 (CAP-2).",
+                "Form mode needs `elicitation.form`, or an empty `elicitation: {}`; a server "
+                "never uses a mode the client did not declare (ELIC-2 MUST NOT): this client "
+                "declared only `url`, so a form tool refuses it with -32021 (CAP-2).",
             ),
             Option(
                 "An error: `url` is not a capability.",

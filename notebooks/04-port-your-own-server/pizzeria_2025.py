@@ -1,11 +1,15 @@
 # The pizzeria: a 2025-11-25 server with two tools that ask. Port it to 2026-07-28 (MRTR).
 #
 # * order_pizza(pizza) asks one question: the size;
-# * book_table(date) asks two: how many people, then the time, which uses the first answer.
+# * book_table(date) asks two: how many people, then the time, which uses the first answer,
+#   and then books the table in the restaurant's table book.
 #
 # build_server() is what the gate loads, in this kernel and as separate server processes.
 
+from mrtr_course.examples.pizzeria import TableBook
 from mrtr_course.legacy import LegacyServer, LegacyToolContext, LocalSessions
+
+TABLES = TableBook()  # the restaurant's booking system (in production: a database)
 
 SIZE_FORM = {
     "type": "object",
@@ -55,7 +59,8 @@ async def book_table(ctx: LegacyToolContext) -> str:
     slot = await ctx.elicit(f"What time on {date}, for {people}?", TIME_FORM)
     if slot.action != "accept":
         return "No table booked."
-    return f"Table for {people} on {date} at {slot.content['time']}."
+    time = slot.content["time"]
+    return f"Table for {people} on {date} at {time}, reference {TABLES.book(date, people, time)}."
 
 
 def build_server():

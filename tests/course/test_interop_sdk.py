@@ -122,6 +122,39 @@ def test_official_sdks_mrtr_server_asks_for_the_missing_capability(sdk: Fleet):
     assert caught.value.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
 
 
+def test_s1_the_sdk_port_as_a_process_asks_first_whatever_answers_come_unasked(sdk: Fleet):
+    """Issue 31, S1 (MRTR-E3): a first tools/call carrying both answers and no requestState
+    used to book the trip at once; the port now asks for the dates, and round 2 carrying an
+    early room answer is asked for the room."""
+    import httpx
+
+    from mrtr_course.refund_lab.lab import RawCaller
+
+    dates = {"dates": {"action": "accept", "content": {"start": "2026-09-01", "nights": 3}}}
+    room = {"room": {"action": "accept", "content": {"room": "double"}}}
+    city = {"city": "Lisbon"}
+
+    async def go() -> tuple[Any, Any, Any]:
+        url = sdk["sdk-mrtr"].url
+        caller = RawCaller(httpx.AsyncClient(timeout=30), url)
+        try:
+            stateless = await caller.call_tool("plan_trip", city, input_responses=dates | room)
+            first = await caller.call_tool("plan_trip", city)
+            early = await caller.call_tool(
+                "plan_trip", city, request_state=first.request_state, input_responses=dates | room
+            )
+        finally:
+            await caller.aclose()
+        return stateless, first, early
+
+    stateless, first, early = asyncio.run(go())
+    assert stateless.kind == "input_required" and list(stateless.result["inputRequests"]) == [
+        "dates"
+    ]
+    assert first.kind == "input_required"
+    assert early.kind == "input_required" and list(early.result["inputRequests"]) == ["room"]
+
+
 def test_official_sdk_mrtr_port_runs_on_two_instances_with_a_shared_key():
     from mrtr_course.sdk_port import serve_command
 

@@ -252,7 +252,8 @@ def test_declining_the_first_question_releases_the_hold(legacy_local: Fleet):
             return await client.call_tool("plan_trip", {"city": "Lima"})
 
     assert (
-        asyncio.run(go())["content"][0]["text"] == "Trip to Lima cancelled. Nothing was reserved."
+        asyncio.run(go())["content"][0]["text"]
+        == "You declined: no trip to Lima planned. Nothing was reserved."
     )
 
 

@@ -254,8 +254,9 @@ def test_every_code_cell_is_led_in_by_a_markdown_cell():
 
 def test_processes_started_in_the_notebook_are_stopped_in_it():
     text = "\n".join(source(c) for c in cells() if c["cell_type"] == "code")
-    for fleet in ("legacy", "mrtr", "sdk"):
+    for fleet in ("legacy", "mrtr"):
         assert f"{fleet}.stop()" in text
+    assert "start_sdk_servers" not in text  # the SDK's port runs in the kernel (its checkpoint)
 
 
 # -- the helpers the cells call --------------------------------------------------------------------
@@ -264,7 +265,7 @@ def test_processes_started_in_the_notebook_are_stopped_in_it():
 def test_side_by_side_shows_both_handlers_as_text_and_escaped_html():
     view = lesson.side_by_side(make_plan_trip_legacy, make_plan_trip)
     text, page = repr(view), view._repr_html_()
-    assert "await ctx.elicit(" in text and "ctx.form(" in text and ".ask()" in text
+    assert "await ctx.elicit(" in text and "ctx.form(" in text and "ask(ctx, " in text
     assert text.index("def make_plan_trip_legacy") < text.index("def make_plan_trip(")
     assert page.count("<pre") == 2 and "-&gt; Any" in page
 
@@ -309,7 +310,7 @@ def test_the_correct_port_reserves_once_and_a_decline_reserves_nothing():
     assert text == "Reserved a double room in Rome: 3 nights from 2026-09-01, 360 EUR."
     assert (desk.holds_placed, len(desk.reservations)) == (0, 1)
     text, desk = asyncio.run(go(accept=False))
-    assert text == "Trip to Rome cancelled. Nothing was reserved."
+    assert text == "You declined: no trip to Rome planned. Nothing was reserved."
     assert desk.reservations == []
 
 
@@ -427,10 +428,17 @@ def gate_first_capabilities(ctx: Any) -> None:
         raise McpError(-32021, "This tool needs forms", FORMS)
 
 
+def gate_returns_the_error(ctx: Any) -> Any:
+    if not ctx.capabilities.supports_elicitation("form"):
+        return McpError(-32021, "This tool needs forms", FORMS)  # returned, not raised
+    return None
+
+
 @pytest.mark.parametrize(
     ("gate", "diagnosis"),
     [
         (gate_asks_anyway, "got through your gate, and guided_walk asked for the day"),
+        (gate_returns_the_error, "your gate returned the error (McpError"),
         (gate_wrong_code, "your gate refused with -32602; a missing client capability is -32021"),
         (gate_internal_error, "The server answers that with -32603"),
         (gate_without_data, "must carry data.requiredCapabilities"),
@@ -459,9 +467,9 @@ def test_the_gate_solution_passes_and_the_refusal_is_a_400_on_the_wire():
     assert wire.response["error"]["data"] == FORMS
 
 
-def test_trap_4_is_now_the_capability_gate_exercise_with_the_wire_before_it():
+def test_trap_5_is_now_the_capability_gate_exercise_with_the_wire_before_it():
     all_cells = cells()
-    trap = next(i for i, c in enumerate(all_cells) if "### Trap 4" in source(c))
+    trap = next(i for i, c in enumerate(all_cells) if "### Trap 5: capabilities" in source(c))
     assert source(all_cells[trap + 1]).startswith("await lesson.without_forms(")
     assert "raises-exception" not in tags(all_cells[trap + 1])
     assert source(all_cells[trap + 2]).startswith("### Exercise 1 · The capability gate")
@@ -536,8 +544,8 @@ def test_decline_and_cancel_are_described_as_the_spec_means_them():
     text = prose()
     assert "asks again after a decline" not in text
     assert "why it asks again" not in text
-    assert 'A decline is the user\'s explicit "no" (ELIC-6)' in text
-    assert "A cancel means the question was dismissed without a choice" in text
+    assert 'A decline is the user\'s explicit "no" and a' in text
+    assert "cancel a form dismissed without a choice (ELIC-6 note)" in text
 
 
 def test_sticky_sessions_and_shared_stores_are_described_once_and_right():
@@ -556,3 +564,81 @@ def test_the_kits_form_timeout_is_tagged_kit_not_elic_6():
     text = prose()
     assert not re.search(r"10 minutes \(ELIC-6\)", text)
     assert "10 minutes, the kit's choice (KIT)" in text
+
+
+# -- Exercises 2-4: ports that use answers unchecked, or file twice (issue 31, S2 and S3) ---------
+
+
+def pick_seat_unchecked(ctx: Any) -> Any:
+    flight = ctx.arguments["flight"]
+    answer = ctx.elicitation("seat")
+    if answer is None:
+        return ctx.input_required({"seat": lesson.ask_seat(flight)})
+    if answer.action != "accept":
+        return f"No seat chosen on {flight}."
+    return lesson.seat_text(flight, answer.content["seat"])  # "middle": KeyError, -32603
+
+
+def rent_bike_unchecked(ctx: Any) -> Any:
+    shop = ctx.arguments["shop"]
+    state = ctx.state or {}
+    if "day" not in state:
+        day = ctx.elicitation("day")
+        if day is None:
+            return ctx.input_required({"day": lesson.ask_day(shop)}, state)
+        if day.action != "accept":
+            return "No bike booked."
+        state = {"day": day.content["day"]}  # "next friday" taken as a day
+    hours = ctx.elicitation("hours")
+    if hours is None:
+        return ctx.input_required({"hours": lesson.ask_hours(shop, state["day"])}, state)
+    if hours.action != "accept":
+        return "No bike booked."
+    return lesson.bike_text(shop, state["day"], hours.content["hours"])
+
+
+def open_ticket_unchecked(ctx: Any, tracker: Any) -> Any:
+    title = ctx.arguments["title"]
+    answer = ctx.elicitation("severity")
+    if answer is None:
+        return ctx.input_required({"severity": lesson.ask_severity(title)})
+    if answer.action != "accept":
+        return "No ticket filed."
+    return f"Filed {tracker.file(title, answer.content['severity'])}: {title}."
+
+
+def open_ticket_files_every_retry(ctx: Any, tracker: Any) -> Any:
+    title = ctx.arguments["title"]
+    severity = ctx.form("severity", f"How bad is {title!r}?", lesson.SEVERITY_FORM)
+    if severity.needs_asking:
+        return severity.ask()
+    if not severity.accepted:
+        return "No ticket filed."
+    return f"Filed {tracker.file(title, severity.content['severity'])}: {title}."  # no key
+
+
+@pytest.mark.parametrize(
+    ("name", "port", "diagnosis"),
+    [
+        ("pick_seat", pick_seat_unchecked, "with the seat 'middle' (not a choice) under 'seat'"),
+        ("rent_bike", rent_bike_unchecked, "with the day 'next friday' (not a date) under 'day'"),
+        (
+            "open_ticket",
+            open_ticket_unchecked,
+            "with the severity 'critical' (not a choice) under 'severity'",
+        ),
+        ("open_ticket", open_ticket_files_every_retry, "filed a second ticket"),
+    ],
+)
+def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effect(
+    name: str, port: Any, diagnosis: str
+):
+    """ELIC-14, MRTR-E4: an answer that does not fit the form is asked again, never used; MIG-3,
+    HTTP-26: the final retry sent twice files one ticket."""
+    check, _ = CHECKPOINTS[name]
+    result = asyncio.run(check(port))
+    assert not result.passed, result
+    assert diagnosis in result.message, result
+    rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
+    for rule in rules:
+        assert rule in result.message, (rule, result)

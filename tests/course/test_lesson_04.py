@@ -58,7 +58,8 @@ def book_table(ctx: RequestContext):
     PEOPLE.pop(date)
     if not slot.accepted:
         return "No table booked."
-    return f"Table for {people} on {date} at {slot.content['time']}."
+    time = slot.content["time"]
+    return f"Table for {people} on {date} at {time}, reference {TABLES.book(date, people, time)}."
 """,
 )
 
@@ -119,7 +120,7 @@ def test_the_originals_texts_are_the_gates():
     assert asyncio.run(module.order_pizza(pizza)) == capstone.pizza_text("large")
     assert pizza.asked == [("What size of margherita?", capstone.SIZE_FORM)]
     table = _Asker(capstone.TABLE)
-    assert asyncio.run(module.book_table(table)) == capstone.table_text(4, "20:00")
+    assert capstone.is_table(asyncio.run(module.book_table(table)), 4, "20:00")
     assert table.asked == [
         ("How many people on 2026-12-24?", capstone.PEOPLE_FORM),
         ("What time on 2026-12-24, for 4?", capstone.TIME_FORM),
@@ -221,8 +222,7 @@ def test_giving_up_on_a_missing_answer_fails_the_kits_check(tmp_path):
     """Reading a retry without the size as "the user gave up" fails item 6: a missing answer
     is asked again (MRTR-E4), it does not end the call."""
     source = SOLUTION_SOURCE.replace(
-        "    if answer.needs_asking:\n        return answer.ask()\n",
-        "    if answer.needs_asking:\n"
+        "        return answer.ask()\n",
         "        return answer.ask() if not ctx.is_retry else 'No pizza ordered.'\n",
         1,
     )
@@ -473,3 +473,82 @@ def test_the_documented_terminal_command_serves_from_the_repository_root(tmp_pat
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the group this test started, by its id
         process.wait(timeout=20)
+
+
+# Issue 31, S3: a port that books after the last answer but on every final retry that arrives.
+BOOKS_TWICE_PORT = SOLUTION_SOURCE.replace(
+    'TABLES.book(date, people, time, key=state["key"])', "TABLES.book(date, people, time)"
+)
+
+
+def test_s3_a_port_that_books_on_every_final_retry_fails_item_6_naming_mig3_and_http26(
+    tmp_path,
+):
+    """The gate sends book_table's final retry twice, as a client does whose response was
+    lost (HTTP-26): a second table fails item 6, naming MIG-3 and HTTP-26; the solution, which
+    books under a key sealed in the state, books one."""
+    assert BOOKS_TWICE_PORT != SOLUTION_SOURCE
+    report = _gate(_write(tmp_path, "twice.py", BOOKS_TWICE_PORT), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    why = report.item(capstone.TITLES[5]).why
+    assert "booked a second table: T-" in why
+    assert "(HTTP-26 MUST" in why and "(MIG-3)" in why
+
+
+# Issue 31, S2: a port that reads the size with ctx.elicitation and never checks it.
+UNCHECKED_PORT = _replace_function(
+    SOLUTION_SOURCE,
+    "order_pizza",
+    """
+def order_pizza(ctx: RequestContext):
+    from mrtr_kit.server.context import elicit_form
+
+    pizza = ctx.arguments["pizza"]
+    answer = ctx.elicitation("size")
+    if answer is None:
+        return ctx.input_required({"size": elicit_form(f"What size of {pizza}?", SIZE_FORM)})
+    if answer.action != "accept":
+        return "No pizza ordered."
+    return f"One {answer.content['size']} {pizza}, ready in 20 minutes."
+""",
+)
+
+
+def test_s2_a_port_that_does_not_validate_answers_fails_item_6_naming_elic14(tmp_path):
+    """An out-of-schema size and an accept with no content must be asked again (ELIC-14,
+    MRTR-E4); a port that uses answer.content unchecked fails item 6 saying so."""
+    report = _gate(_write(tmp_path, "unchecked.py", UNCHECKED_PORT), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    why = report.item(capstone.TITLES[5]).why
+    assert "with the size 'huge'" in why and "(ELIC-14 SHOULD, MRTR-E4 SHOULD)" in why
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name == "nt", reason="Ctrl-C is a console event on Windows, not SIGINT")
+def test_broken_moment_2_ctrl_c_stops_the_capstone_server_in_one_line(tmp_path):
+    """Newcomer broken moment 2: Ctrl-C on the served capstone printed a 25-line traceback.
+    Now it prints one line and exits 0."""
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, str(capstone.HERE / "lesson04_gate.py"), str(capstone.SOLUTION)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [*command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("Serving ")  # wait for the URL, no sleep
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0
+    assert err == ""
+    assert out.strip() == f"Stopped serving {capstone.SOLUTION}."

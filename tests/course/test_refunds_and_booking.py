@@ -184,7 +184,7 @@ def test_refund_ok_false_as_a_boolean_is_a_no():
             answers={"confirm": {"action": "accept", "content": {"ok": False}}},
         )
     )
-    assert text_of(reply) == "Refund cancelled. Nothing was paid for A-1001."
+    assert text_of(reply) == "You declined. Nothing was paid for A-1001."
     assert payouts(desk) == []
 
 

@@ -1,6 +1,6 @@
 """Lesson: a tool that takes several rounds and carries earlier answers in ``requestState``.
 
-``book_table`` is the digest's worked exchange (§4.5):
+``book_table`` is a three-round exchange (MRTR-0, MRTR-C6):
 
 * round 1 — returns ``input_required``: a form for party size and date;
 * round 2 — the retry carries ``details``; the handler folds them into a **new** state and
@@ -120,6 +120,14 @@ def _booking(record: Record) -> Booking:
     return Booking(f"BK-{record.seq:04d}", body["restaurant"], body["party"], body["when"])
 
 
+def ended_text(restaurant: str, action: str | None) -> str:
+    """The answer when the user did not go ahead: a decline (or "no" on the confirmation) is an
+    explicit no, a cancel a form dismissed without a choice (ELIC-6); each in its own words."""
+    if action == "decline":
+        return f"You declined. Nothing was booked at {restaurant}."
+    return f"No booking made: the form was dismissed. Nothing was booked at {restaurant}."
+
+
 def confirm_question(restaurant: str, state: dict[str, Any]) -> str:
     return f"Book {restaurant} for {state['party']} on {state['when']}?"
 
@@ -144,8 +152,8 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
             details = ctx.form("details", question, DETAILS_FORM, state=state)
             if details.needs_asking:  # round 1, a lost answer, or one that does not fit
                 return details.ask()
-            if not details.accepted:
-                return f"Booking cancelled: no details given. Nothing was booked at {restaurant}."
+            if not details.accepted:  # the kit finishes after a no (KIT; MRTR-S8 allows asking)
+                return ended_text(restaurant, details.action)
             # Fold round 2's answers into the next state: round 3 will not resend them.
             party, when = details.content["party"], details.content["when"]
             state = {"step": "confirm", "party": party, "when": when}
@@ -166,7 +174,7 @@ def make_book_table(book: ReservationBook, *, idempotent: bool = False) -> Any:
         if confirm.needs_asking:  # a lost answer, or one that does not fit (ELIC-14)
             return confirm.ask()
         if not (confirm.accepted and confirm.content["ok"]):  # declined, cancelled, or no
-            return f"Booking cancelled. Nothing was booked at {restaurant}."
+            return ended_text(restaurant, "decline" if confirm.accepted else confirm.action)
 
         # MIG-3: the only side effect, after the last answer, and once.
         if idempotent:

@@ -2,7 +2,8 @@
 
 2026-07-28 deprecates ``sampling/createMessage`` and ``roots/list`` (SEP-2577): they still
 work, but new servers should call an LLM provider themselves and take paths as arguments
-(§10, §11). They are shown here because they travel exactly like elicitation under MRTR:
+(SEP-2577; the SAMP and ROOTS sections of docs/spec-map.md). They are shown here because they
+travel exactly like elicitation under MRTR:
 
 * ``summarize_forecast`` asks the client's LLM for a one-line summary (``sampling``);
 * ``suggest_save_path`` asks for the client's roots and proposes a file path inside the first

@@ -223,8 +223,10 @@ def make_request_refund(desk: RefundDesk, *, single_use: bool, one_per_order: bo
         confirm = ctx.form("confirm", question, CONFIRM_FORM, state=ctx.state)
         if confirm.needs_asking:  # missing or unusable: ask again, same approval (MRTR-E4)
             return confirm.ask()
-        if not said_yes(confirm):
-            return f"Refund cancelled. Nothing was paid for {order_id}."
+        if not said_yes(confirm):  # a decline or "no" is a no; a cancel, a dismissed form (ELIC-6)
+            if confirm.cancelled:
+                return f"No refund: the form was dismissed. Nothing was paid for {order_id}."
+            return f"You declined. Nothing was paid for {order_id}."
         if single_use:
             await ctx.redeem_once()  # MRTR-S5d: spend the approval before paying, never after
         if one_per_order:  # one refund per order, whichever approval asks (idempotency key)

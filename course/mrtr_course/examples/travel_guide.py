@@ -5,8 +5,8 @@ other method may not (MRTR-R2). This module serves:
 
 * the prompt ``plan_trip`` — before it writes the prompt text it asks how you like to travel
   (a form with a single-select, a number and a multi-select). Declining is fine here: the
-  prompt then uses the form's defaults, which is the "finish anyway" branch of the decision
-  table (§6.3);
+  prompt then uses the form's defaults: after a decline a server may finish anyway or ask
+  again (MRTR-S8 MAY, MRTR-E4 SHOULD), and this one finishes;
 * the resource template ``weather://forecast/{city}`` — reading it asks which units you want.
   A result reached through a retry depends on the answer, which is not part of any cache key,
   so the core marks it ``ttlMs: 0`` / ``cacheScope: "private"`` (CACHE-3);

@@ -11,19 +11,26 @@ show them side by side:
 
   - MIG-2: each ``await`` became "return ``input_required``; on re-entry read the answer", and
     the first answer travels to the next round inside ``requestState``;
-  - MIG-3: the hold before the questions is gone; the reservation happens after the last answer;
-  - MIG-4: capabilities come from *this* request, on every round;
+  - MIG-3: the hold before the questions is gone; the reservation happens after the last
+    answer, and **once**: round 2 seals a random nonce into the state, and the reservation is
+    made under it, so a final retry that arrives twice (HTTP-26: a client whose response was
+    lost sends it again) gets the same reservation back, not a second one (as 02b teaches);
+  - MIG-4: capabilities come from *this* request, on every round, checked where the handler
+    is about to ask (CAP-2): a final retry that needs no more input is never refused;
   - ``ctx.form(key, message, schema, state=...)`` reads each answer, checked against its form
     (ELIC-14); ``.ask()`` asks, or asks again saying what was wrong (MRTR-E4);
   - what must stay the same from one run to the next is the key of each question and what an
     answer under it means (its fields and their types): the run that reads ``"dates"`` expects
     what the run that asked under ``"dates"`` asked for. The message may change.
 
-The hotel desk is in-memory, one per process: enough to count side effects in a lesson.
+The hotel desk is in-memory, one per process: enough to count side effects in a lesson. It
+stands for the hotel's own booking system, which every instance of a real fleet shares; the
+nonce store must be that shared system (or a shared ledger), never an instance's memory.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +40,7 @@ from mrtr_kit.protocol import errors
 from mrtr_kit.protocol.elicitation import checked_content
 from mrtr_kit.protocol.models import ElicitRequestFormParams, ElicitResult
 from mrtr_kit.server import McpServer, RequestContext
+from mrtr_kit.server.context import FormAnswer, InputRequired
 from mrtr_kit.server.keyring import KeyRing, derive_key
 
 CITY_SCHEMA: dict[str, Any] = {
@@ -69,6 +77,14 @@ def dates_question(city: str) -> str:
 
 def room_question(city: str, start: str, nights: int) -> str:
     return f"{nights} nights in {city} from {start}: which room?"
+
+
+def ended_text(city: str, action: str | None) -> str:
+    """What the tool answers when the user did not accept: a decline is the user's explicit
+    "no", a cancel a form dismissed without a choice (ELIC-6); each gets its own words."""
+    if action == "decline":
+        return f"You declined: no trip to {city} planned. Nothing was reserved."
+    return f"Trip to {city} not planned: the form was dismissed. Nothing was reserved."
 
 
 def accepted(answer: ElicitResult, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,6 +124,7 @@ class HotelDesk:
     holds: dict[int, str] = field(default_factory=dict)  # open holds: number -> city
     holds_placed: int = 0
     reservations: list[Reservation] = field(default_factory=list)
+    by_key: dict[str, Reservation] = field(default_factory=dict)  # idempotency key -> booking
 
     def hold(self, city: str) -> int:
         """Keep a room aside while the traveller decides (the legacy tool does this first)."""
@@ -119,12 +136,25 @@ class HotelDesk:
         self.holds.pop(hold, None)
 
     def reserve(
-        self, city: str, start: str, nights: int, room: str, *, hold: int | None = None
+        self,
+        city: str,
+        start: str,
+        nights: int,
+        room: str,
+        *,
+        hold: int | None = None,
+        key: str | None = None,
     ) -> Reservation:
+        """Reserve a room. With ``key`` (an idempotency key), the first call reserves and
+        every later call with the same key returns that reservation: a repeat books nothing."""
+        if key is not None and key in self.by_key:
+            return self.by_key[key]
         if hold is not None:
             self.release(hold)  # the held room becomes the reservation
         reservation = Reservation(city, start, nights, room)
         self.reservations.append(reservation)
+        if key is not None:
+            self.by_key[key] = reservation
         return reservation
 
 
@@ -141,14 +171,14 @@ def make_plan_trip_legacy(desk: HotelDesk) -> Any:
         when = accepted(dates, DATES_FORM)
         if when is None:
             desk.release(hold)
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, dates.action)
         start, nights = when["start"], when["nights"]
         form = room_form(nights)
         room = await ctx.elicit(room_question(city, start, nights), form)  # waits again
         choice = accepted(room, form)
         if choice is None:
             desk.release(hold)
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, room.action)
         return desk.reserve(city, start, nights, choice["room"], hold=hold).summary()
 
     return plan_trip_legacy
@@ -157,31 +187,46 @@ def make_plan_trip_legacy(desk: HotelDesk) -> Any:
 # -- after: 2026-07-28, MRTR ----------------------------------------------------------------------
 
 
+def ask(ctx: RequestContext, question: FormAnswer[Any]) -> InputRequired:
+    """Ask ``question`` (again), once this request shows it can show a form: capabilities are
+    this request's, checked where the handler asks (MIG-4, CAP-2), so a final retry that needs
+    no more input is never refused. Round 1, a lost answer, or one that does not fit (MRTR-E4)."""
+    if not ctx.capabilities.supports_elicitation("form"):
+        raise errors.missing_capability({"elicitation": {"form": {}}})
+    return question.ask()
+
+
 def make_plan_trip(desk: HotelDesk) -> Any:
     def plan_trip(ctx: RequestContext) -> Any:
         city = ctx.arguments["city"]
-        if not ctx.capabilities.supports_elicitation("form"):  # MIG-4: this request's, each round
-            raise errors.missing_capability({"elicitation": {"form": {}}})
         state = ctx.state or {}  # MIG-2: what earlier rounds learned (verified requestState)
         if "nights" not in state:
             dates = ctx.form("dates", dates_question(city), DATES_FORM, state=state)
-            if dates.needs_asking:  # round 1, a lost answer, or one that does not fit (MRTR-E4)
-                return dates.ask()  # input_required with the dates form
-            if not dates.accepted:  # declined or cancelled
-                return f"Trip to {city} cancelled. Nothing was reserved."
-            state = {"start": dates.content["start"], "nights": dates.content["nights"]}
+            if dates.needs_asking:  # gate on this request's capabilities, then ask (MIG-4)
+                return ask(ctx, dates)
+            if not dates.accepted:  # declined or cancelled: the kit does not ask again (KIT)
+                return ended_text(city, dates.action)
+            state = {
+                "start": dates.content["start"],
+                "nights": dates.content["nights"],
+                "nonce": secrets.token_urlsafe(16),  # this trip's booking key, sealed (MIG-3)
+            }
         room = ctx.form(
             "room",
             room_question(city, state["start"], state["nights"]),
             room_form(state["nights"]),
-            state=state,  # MIG-2: the dates ride along in the new requestState
+            state=state,  # MIG-2: the dates (and the nonce) ride along in the new requestState
         )
         if room.needs_asking:
-            return room.ask()  # input_required with the room form and the dates in the state
+            return ask(ctx, room)  # the room form, with the dates in the state
         if not room.accepted:
-            return f"Trip to {city} cancelled. Nothing was reserved."
-        # MIG-3: the only side effect, after the last answer; earlier rounds changed nothing.
-        return desk.reserve(city, state["start"], state["nights"], room.content["room"]).summary()
+            return ended_text(city, room.action)
+        # MIG-3: the only side effect, after the last answer, and once: a repeated final
+        # retry (HTTP-26) gets the reservation made under this nonce, not a second one.
+        reservation = desk.reserve(
+            city, state["start"], state["nights"], room.content["room"], key=state["nonce"]
+        )
+        return reservation.summary()
 
     return plan_trip
 

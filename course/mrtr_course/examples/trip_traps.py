@@ -1,4 +1,4 @@
-"""Lesson 03: three *wrong* ports of ``plan_trip``, one per porting trap. Do not copy these.
+"""Lesson 03: four *wrong* ports of ``plan_trip``, one per porting trap. Do not copy these.
 
 Each is what a quick port of ``plan_trip_legacy`` tends to look like, and each fails only
 because an MRTR handler runs again, from the top, on every round:
@@ -13,6 +13,9 @@ because an MRTR handler runs again, from the top, on every round:
   its requests: every re-run asks a *new* question, so the answer to the old one is never
   read (fix: keep each question's key, and what an answer under it means, the same from
   one run to the next; the message may change).
+* ``plan_trip_books_every_retry`` puts its side effect after the last answer (MIG-3) and
+  stops there: a final retry that arrives twice (HTTP-26: the client re-sends a request whose
+  response it lost) reserves twice (fix: book under a key sealed in the state, once).
 
 ``trip_planner.plan_trip`` is the correct port.
 """
@@ -27,6 +30,7 @@ from mrtr_course.examples.trip_planner import (
     DATES_FORM,
     HotelDesk,
     dates_question,
+    ended_text,
     room_form,
     room_question,
 )
@@ -44,7 +48,7 @@ def make_plan_trip_hold_first(desk: HotelDesk) -> Any:
                 return dates.ask()
             if not dates.accepted:
                 desk.release(hold)
-                return f"Trip to {city} cancelled. Nothing was reserved."
+                return ended_text(city, dates.action)
             state = {"start": dates.content["start"], "nights": dates.content["nights"]}
         question = room_question(city, state["start"], state["nights"])
         room = ctx.form("room", question, room_form(state["nights"]), state=state)
@@ -52,7 +56,7 @@ def make_plan_trip_hold_first(desk: HotelDesk) -> Any:
             return room.ask()
         if not room.accepted:
             desk.release(hold)
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, room.action)
         return desk.reserve(
             city, state["start"], state["nights"], room.content["room"], hold=hold
         ).summary()
@@ -68,7 +72,7 @@ def make_plan_trip_forgetful(desk: HotelDesk) -> Any:
         if dates.needs_asking:
             return dates.ask()
         if not dates.accepted:
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, dates.action)
         when = dates.content
         question = room_question(city, when["start"], when["nights"])
         # TRAP: the dates are not kept in the state for the next round
@@ -76,7 +80,7 @@ def make_plan_trip_forgetful(desk: HotelDesk) -> Any:
         if room.needs_asking:
             return room.ask()
         if not room.accepted:
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, room.action)
         return desk.reserve(city, when["start"], when["nights"], room.content["room"]).summary()
 
     return plan_trip_forgetful
@@ -96,15 +100,39 @@ def make_plan_trip_counter_keys(desk: HotelDesk) -> Any:
     return plan_trip_counter_keys
 
 
+def make_plan_trip_books_every_retry(desk: HotelDesk) -> Any:
+    def plan_trip_books_every_retry(ctx: RequestContext) -> Any:
+        city = ctx.arguments["city"]
+        state = ctx.state or {}
+        if "nights" not in state:
+            dates = ctx.form("dates", dates_question(city), DATES_FORM, state=state)
+            if dates.needs_asking:
+                return dates.ask()
+            if not dates.accepted:
+                return ended_text(city, dates.action)
+            state = {"start": dates.content["start"], "nights": dates.content["nights"]}
+        question = room_question(city, state["start"], state["nights"])
+        room = ctx.form("room", question, room_form(state["nights"]), state=state)
+        if room.needs_asking:
+            return room.ask()
+        if not room.accepted:
+            return ended_text(city, room.action)
+        # TRAP: after the last answer, but every time the final retry arrives
+        return desk.reserve(city, state["start"], state["nights"], room.content["room"]).summary()
+
+    return plan_trip_books_every_retry
+
+
 TRAPS = {
     "plan_trip_hold_first": make_plan_trip_hold_first,
     "plan_trip_forgetful": make_plan_trip_forgetful,
     "plan_trip_counter_keys": make_plan_trip_counter_keys,
+    "plan_trip_books_every_retry": make_plan_trip_books_every_retry,
 }
 
 
 def build_server(desk: HotelDesk | None = None) -> McpServer:
-    """All three wrong ports on one server, sharing one hotel desk."""
+    """All four wrong ports on one server, sharing one hotel desk."""
     desk = desk or HotelDesk()
     server = McpServer(
         "trip-traps",

@@ -4,7 +4,8 @@
 request (the 2025-11-25 way), it *returns* ``input_required`` with a form; the client asks the
 user and calls the tool again with the answer in ``inputResponses`` (MRTR-0, MIG-2).
 
-What the handler does with the ``login`` answer on each call (digest §6.3 decision table):
+What the handler does with the ``login`` answer on each call (MRTR-E1 to MRTR-E4, ELIC-6 and
+ELIC-14 in docs/spec-map.md):
 
 ============================================  ==============================================
 the call carries for ``login``                the handler returns
@@ -19,8 +20,9 @@ nothing (first call, or the key is missing)   input_required: the login form (MR
 Decline and cancel follow the spec's elicitation page (ELIC-6): a decline is an explicit
 "no", so the tool respects it and offers an alternative (the forecast without the personal
 touch); a cancel means the form was dismissed without a choice, so the tool says nothing was
-done and that the user can ask again later. Neither asks again within the same call: re-asking
-is allowed (MRTR-S8, MRTR-E4), but it would ignore the user's answer.
+done and that the user can ask again later. Neither asks again within the same call, the kit's
+choice (KIT): re-asking is allowed (MRTR-S8 MAY, MRTR-E4 SHOULD), but it would ignore the user's
+answer.
 
 ``ctx.form`` reads the answer and checks it against the form; ``login.ask()`` returns the
 ``input_required`` (with the reason first, after a bad answer). The tool carries nothing of

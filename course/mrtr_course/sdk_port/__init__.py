@@ -7,7 +7,10 @@ The same ``plan_trip`` as ``mrtr_course.examples.trip_planner``, written with th
   tool. It only works on a 2025-11-25 session; on a 2026-07-28 request the SDK has no channel
   to send the request on and the call fails (``NoBackChannelError``).
 * ``trip_mrtr`` — the 2026-07-28 form: the tool reads ``ctx.input_responses`` and
-  ``ctx.request_state`` and returns an ``InputRequiredResult``; the SDK seals the state.
+  ``ctx.request_state`` and returns an ``InputRequiredResult``; the SDK seals the state. The
+  SDK does not know which questions the tool asked, so the tool records the asked key in its
+  state and reads only that answer (MRTR-E3), validates it (ELIC-14), and reserves once under a
+  sealed nonce (MIG-3): the model to copy.
 * ``trip_resolve`` — the SDK's resolvers (``Resolve``/``Elicit``): the SDK asks in whichever
   way the request's protocol version wants, so one tool serves both eras during a migration.
 

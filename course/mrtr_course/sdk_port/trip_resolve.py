@@ -6,7 +6,9 @@ version wants: a server-to-client ``elicitation/create`` on a 2025-11-25 session
 ``InputRequiredResult`` (state sealed by the SDK) on a 2026-07-28 request. The room resolver
 depends on the dates resolver, so the questions come one after the other.
 
-The tool body runs once, after every answer is in: the reservation needs no extra care (MIG-3).
+The tool body runs after every answer is in, once per final retry that arrives: a client whose
+response was lost sends that retry again (HTTP-26), so a side effect that must happen once needs
+a key the repeat can be recognised by (``trip_mrtr`` seals a nonce in its state; MIG-3).
 Resolvers may run again on later rounds, so they must stay free of side effects. A declined
 question ends the call with an error result (the unwrapped ``Model`` form).
 """

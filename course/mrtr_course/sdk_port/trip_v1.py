@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from mrtr_course.examples.trip_planner import HotelDesk, dates_question
+from mrtr_course.examples.trip_planner import HotelDesk, dates_question, ended_text
 from mrtr_course.sdk_port.trip_forms import Dates, Room, room_message
 
 
@@ -24,12 +24,12 @@ def build_server(desk: HotelDesk | None = None) -> MCPServer:
         dates = await ctx.elicit(dates_question(city), Dates)  # waits in this process
         if dates.action != "accept":
             desk.release(hold)
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, dates.action)
         start, nights = dates.data.start.isoformat(), dates.data.nights
         room = await ctx.elicit(room_message(city, start, nights), Room)  # waits again
         if room.action != "accept":
             desk.release(hold)
-            return f"Trip to {city} cancelled. Nothing was reserved."
+            return ended_text(city, room.action)
         return desk.reserve(city, start, nights, room.data.room, hold=hold).summary()
 
     return mcp

@@ -1,13 +1,11 @@
-from lesson03_lab import SEAT_FORM, ask_seat, seat_text
-
-from mrtr_kit.protocol.elicitation import validate_content
+from lesson03_lab import SEAT_FORM, seat_question, seat_text
 
 
 def pick_seat(ctx):
     flight = ctx.arguments["flight"]
-    answer = ctx.elicitation("seat")
-    if answer is None:  # round 1: ask; the same question on every run
-        return ctx.input_required({"seat": ask_seat(flight)})
-    if answer.action != "accept" or validate_content(SEAT_FORM, answer.content):
+    seat = ctx.form("seat", seat_question(flight), SEAT_FORM)  # checked against the form
+    if seat.needs_asking:  # round 1, a lost answer, or one that does not fit (ELIC-14, MRTR-E4)
+        return seat.ask()  # the same question on every run; after a bad answer, says why
+    if not seat.accepted:  # declined or cancelled
         return f"No seat chosen on {flight}."
-    return seat_text(flight, answer.content["seat"])
+    return seat_text(flight, seat.content["seat"])

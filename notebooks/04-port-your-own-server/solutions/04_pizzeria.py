@@ -1,6 +1,11 @@
 """The pizzeria, ported to 2026-07-28 (MRTR): each round is a request any instance can serve."""
 
+import secrets
+
+from mrtr_course.examples.pizzeria import TableBook
 from mrtr_kit.server import KeyRing, McpServer, RequestContext
+
+TABLES = TableBook()  # the restaurant's booking system (in production: a database)
 
 SIZE_FORM = {
     "type": "object",
@@ -35,8 +40,8 @@ TABLE_SCHEMA = {
 
 def order_pizza(ctx: RequestContext):
     pizza = ctx.arguments["pizza"]
-    answer = ctx.form("size", f"What size of {pizza}?", SIZE_FORM)
-    if answer.needs_asking:
+    answer = ctx.form("size", f"What size of {pizza}?", SIZE_FORM)  # checked against the form
+    if answer.needs_asking:  # round 1, or an answer that does not fit (ELIC-14, MRTR-E4)
         return answer.ask()
     if not answer.accepted:
         return "No pizza ordered."
@@ -52,14 +57,20 @@ def book_table(ctx: RequestContext):
             return party.ask()
         if not party.accepted:
             return "No table booked."
-        state = {"people": party.content["people"]}
+        # The number of people rides along, and so does this call's booking key: made once,
+        # sealed in the state, where the client cannot change it.
+        state = {"people": party.content["people"], "key": secrets.token_urlsafe(16)}
     people = state["people"]
     slot = ctx.form("time", f"What time on {date}, for {people}?", TIME_FORM, state=state)
     if slot.needs_asking:
         return slot.ask()
     if not slot.accepted:
         return "No table booked."
-    return f"Table for {people} on {date} at {slot.content['time']}."
+    # The side effect, after the last answer and once: a final retry that arrives twice
+    # (HTTP-26) gets the table booked under this key back, not a second table (MIG-3).
+    time = slot.content["time"]
+    reference = TABLES.book(date, people, time, key=state["key"])
+    return f"Table for {people} on {date} at {time}, reference {reference}."
 
 
 def build_server(state_keys=None):
