@@ -371,7 +371,11 @@ def test_quizzes_follow_sections_1_and_2(notebook):
 def test_citations_name_statelessness_for_moving_between_instances(notebook):
     """Moving between instances is statelessness (CORE-8/9), not MRTR-S8."""
     text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
-    assert "(CORE-8)" in text and "(CORE-9)" in text and "MRTR-S8" not in text
+    assert (
+        "(CORE-8 MUST NOT)" in text
+        and "(CORE-9 MUST / SHOULD NOT)" in text
+        and "MRTR-S8" not in text
+    )
 
 
 # --- what the lesson prints about "once" is true (moved from test_lesson_02.py) -----------------
