@@ -407,5 +407,49 @@ def test_newcomer_02b_ex2_a_spend_decided_from_a_module_level_set_fails():
     assert "its own _SPENT" in check.message and "one process's memory" in check.message
 
 
+# -- diagnostic questions where the quizzes had none (issue 31, item 5) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "rules"),
+    [("01.2", {"MRTR-R1", "MRTR-R2"}), ("01", {"CACHE-2", "CACHE-3", "CACHE-6"})],
+)
+def test_pedagogy_quiz_gap_caching_and_which_methods_may_ask_have_a_question(key, rules):
+    """The pedagogy review: caching (CACHE-2/3/6) and which methods may ask (MRTR-R1/R2) had no
+    question. Lesson 01 (the core path) now asks each: the right answer's explanation cites every
+    rule, and each wrong option explains its misconception with a rule of its own."""
+    asked = [q for q in QUIZZES[key].questions if rules <= cited_ids(q.options[q.answer].why)]
+    assert len(asked) == 1, [q.ask for q in QUIZZES[key].questions]
+    [question] = asked
+    wrong = [o for o in question.options if not o.right]
+    assert len(wrong) >= 2
+    for option in wrong:
+        assert cited_ids(option.why), option
+
+
+# -- lesson 05's host table (issue 31, item 7) --------------------------------------------------
+
+HOST_ROW = re.compile(r"^\| \*\*(?P<host>[^*]+)\*\*")
+LINK = re.compile(r"\[[^\]]+\]\((?P<url>https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+)\)")
+DATE = re.compile(r"\b20\d\d-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?\b")
+
+
+def test_lesson_05_host_table_gives_each_row_a_source_link_and_a_date_and_how_to_check_again():
+    """The peers-and-hosts review's evidence, row by row: every host in the table names the
+    public issue or pull request it rests on (a link) and a date, and the lesson says how to
+    check again. Before, two rows had neither and none had a link."""
+    [survey] = [c for c in cells("05-a-real-host-OPTIONAL") if c.startswith("## 1. Which hosts")]
+    rows = [line for line in survey.splitlines() if HOST_ROW.match(line)]
+    assert len(rows) >= 6
+    for row in rows:
+        source = row.rstrip(" |").rsplit("|", 1)[1]  # the last column: "Source, date"
+        assert LINK.search(source), row
+        assert DATE.search(source), row
+    hosts = {HOST_ROW.match(r)["host"] for r in rows}
+    for host in ("MCP Inspector", "MCPJam Inspector", "Claude Code", "VS Code", "Goose"):
+        assert host in hosts
+    assert "**Checking again.**" in survey and "npm view" in survey
+
+
 def test_the_rule_ids_this_file_cites_are_in_the_spec_map():
     assert {"MRTR-S5d", "MRTR-C6", "SEC-2"} <= cited_ids(SPEC_MAP.read_text())
