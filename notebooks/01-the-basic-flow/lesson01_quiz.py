@@ -24,7 +24,8 @@ await table.settled()
 table.form.decline()  # round 2 asked to confirm: the user says no
 print(await table.settled(), table.rounds)"""
 
-# After section 2: the retry on the wire.
+# After section 2: the retry on the wire, and which requests may be answered input_required
+# (MRTR-R1/R2: 01b shows prompts and resources that ask; the question is here, on the core path).
 LESSON_01_2 = Quiz(
     "01",
     "The retry on the wire",
@@ -74,26 +75,16 @@ LESSON_01_2 = Quiz(
                 "Only `tools/call`: a prompt or a resource just returns its content.",
                 "`prompts/get` and `resources/read` may ask too (MRTR-R1); lesson 01b shows both.",
             ),
-            Option(
-                "`tools/call` and `tools/list`, so a server can ask before it lists its tools.",
-                "A list request never gets `input_required` (MRTR-R2): listing needs nobody's "
-                "input, and its result may be cached (CACHE-1).",
-            ),
             _right(
                 "`tools/call`, `prompts/get` and `resources/read`, and nothing else.",
-                "MRTR-R1 names those three; `server/discover`, the list methods and the rest never "
-                "get it (MRTR-R2). The kit's client treats one that does as a protocol error "
-                "(MRTR-R3 (KIT)).",
+                "MRTR-R1 names those three; no other request gets it (MRTR-R2).",
             ),
         ),
     ),
     section="2",
 )
 
-# At the end, after sections 3 to 5: forms, refusals, several rounds, the client's obligations
-# (what it may cache of a call, CACHE-2/3/6, is asked here: 01b teaches caching in full, but
-# 01 is the core path, and the misconception, "cache the answered result so the next call
-# need not ask", is a client's).
+# At the end, after sections 3 to 5: forms, refusals, several rounds, the client's obligations.
 LESSON_01 = Quiz(
     "01",
     "Refusals, rounds and the client's obligations",
@@ -170,32 +161,6 @@ LESSON_01 = Quiz(
             Option(
                 "The server must answer with error -32602.",
                 "Extra or unrecognised answers are ignored, not an error (MRTR-E3).",
-            ),
-        ),
-        _q(
-            "A client caches what the spec lets it cache. `get_weather` for Paris finished "
-            "after a retry that carried the user's login. What of that call may it keep for "
-            "the next `get_weather` for Paris?",
-            Option(
-                "The final result: the answer is in it, so the next call need not ask.",
-                "A `tools/call` result is never cacheable (CACHE-6), and a request that carried "
-                "`inputResponses` or `requestState` is never cached (CACHE-3): the answers are "
-                "not part of any cache key.",
-            ),
-            Option(
-                "Round 1's `input_required`, so the next call can go straight to the form.",
-                "An `input_required` result is not cacheable (CACHE-2): the next call asks the "
-                "server again, which may not need to ask.",
-            ),
-            _right(
-                "Nothing of this call.",
-                "`tools/call` results are never cacheable (CACHE-6), `input_required` never "
-                "(CACHE-2), and nothing from a request with answers or state (CACHE-3).",
-            ),
-            Option(
-                "Both rounds, each for the `ttlMs` the server put on it.",
-                "Neither carries `ttlMs`: it comes with `server/discover`, the lists and "
-                "`resources/read` (CACHE-1), not with a tool's result or an `input_required`.",
             ),
         ),
     ),

@@ -412,12 +412,14 @@ def test_newcomer_02b_ex2_a_spend_decided_from_a_module_level_set_fails():
 
 @pytest.mark.parametrize(
     ("key", "rules"),
-    [("01.2", {"MRTR-R1", "MRTR-R2"}), ("01", {"CACHE-2", "CACHE-3", "CACHE-6"})],
+    [("01.2", {"MRTR-R1", "MRTR-R2"}), ("02b", {"CACHE-3", "CACHE-6"}), ("02b", {"CACHE-2"})],
 )
 def test_pedagogy_quiz_gap_caching_and_which_methods_may_ask_have_a_question(key, rules):
     """The pedagogy review: caching (CACHE-2/3/6) and which methods may ask (MRTR-R1/R2) had no
-    question. Lesson 01 (the core path) now asks each: the right answer's explanation cites every
-    rule, and each wrong option explains its misconception with a rule of its own."""
+    question. Both are taught in full in 01b only; the core path now asks them, which methods in
+    01 (quiz 01.2, after the first input_required) and caching at the end of 02b (after its lost
+    final response, where caching the answer tempts). The right answer's explanation cites the
+    rules, and each wrong option explains its misconception with a rule of its own."""
     asked = [q for q in QUIZZES[key].questions if rules <= cited_ids(q.options[q.answer].why)]
     assert len(asked) == 1, [q.ask for q in QUIZZES[key].questions]
     [question] = asked
