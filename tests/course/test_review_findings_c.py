@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import shutil
@@ -117,11 +118,14 @@ def test_newcomer_broken_1_decline_by_hand_in_05_then_the_next_cell_raises_nothi
     [decline] = [c for c in code if "flow.form.decline()" in c]
     namespace: dict = {}
     cwd = Path.cwd()
+    kit_logger = logging.getLogger("mrtr_kit")
+    level = kit_logger.level  # the cell quietens it: give it back to the other tests
     os.chdir(LESSONS / "05-a-real-host-OPTIONAL")
     try:
         run_cell(start, namespace)
     finally:
         os.chdir(cwd)
+        kit_logger.setLevel(level)
     server = namespace["server"]
     printed: list[str] = []
     namespace["print"] = lambda *a, **_: printed.append(" ".join(map(str, a)))
