@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lesson02b_spend import STALLED_S, Spend, another_process, connect, new_ledger, race, rows
+import lesson02b_spend
+from lesson02b_spend import Spend, another_process, connect, new_ledger, race, rows
 
 from mrtr_course.checkpoints import Checkpoint
 from mrtr_course.refund_lab.lab import RefundLab
@@ -190,12 +191,13 @@ def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint
             return Checkpoint(
                 "not yet",
                 f"{result}\nround {n}: instance {result.stalled} did not reach its next "
-                f"statement in {STALLED_S:.0f} s while instance {other} waited for it in the "
-                "middle of its own spend: something in Python holds one instance until the "
-                "other is done, most likely a lock (threading.Lock) around the check and the "
-                "insert. Two server instances are two processes and never share such a lock, so "
-                "there the check-then-act still pays twice. Check and record in ONE statement: "
-                "an INSERT that conflicts on the primary key, and its cursor.rowcount.",
+                f"statement in {lesson02b_spend.STALLED_S:.0f} s while instance {other} waited "
+                "for it in the middle of its own spend: something in Python holds one "
+                "instance until the other is done, most likely a lock (threading.Lock) around "
+                "the check and the insert. Two server instances are two processes and never "
+                "share such a lock, so there the check-then-act still pays twice. Check and "
+                "record in ONE statement: an INSERT that conflicts on the primary key, and its "
+                "cursor.rowcount.",
             )
         winners = [who for who, value in result.returned.items() if value is True]
         if result.raised:

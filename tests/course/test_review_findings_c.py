@@ -397,7 +397,7 @@ def test_newcomer_02b_ex2_a_lock_out_of_the_copys_reach_gets_a_bounded_wait_that
         check_then_act_under_a_lock_it_cannot_copy, rounds=1
     )
     assert check.status == "not yet", check
-    assert "did not reach its next statement" in check.message
+    assert "did not reach its next statement in 2 s" in check.message
     assert "threading.Lock" in check.message and "two processes" in check.message
 
 
