@@ -19,6 +19,11 @@
                                          # the docs site into site/: lessons, API, deployment
     python3 tools/kit.py slides [--out DIR]  # a reveal.js deck per lesson, into slides/
                                          # (offline: reveal.js and Mermaid beside them)
+    python3 tools/kit.py install [--test]    # install again, even if .venv/ looks up to date
+    python3 tools/kit.py --help              # this page; `kit.py COMMAND --help`: one command's
+
+``--help`` (or ``-h``) after any command prints that command's part of this page and does
+nothing else: it installs nothing, starts nothing and writes no file.
 
 ``lab`` installs what the lessons need into ``.venv/``: the library (``.``) and, beside it, the
 course (``./course``, its own distribution), both editable; ``test`` adds the library's test
@@ -1009,7 +1014,7 @@ def stop(process: subprocess.Popen[Any]) -> None:
             process.wait()
 
 
-def run_inspector(args: list[str]) -> int:
+def inspector_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kit.py inspector", description="MCP Inspector 2.12")
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--url", help="a running server's Streamable HTTP URL (…/mcp)")
@@ -1019,7 +1024,11 @@ def run_inspector(args: list[str]) -> int:
     parser.add_argument(
         "--install-only", action="store_true", help="install into .inspector/, start nothing (CI)"
     )
-    options = parser.parse_args(args)
+    return parser
+
+
+def run_inspector(args: list[str]) -> int:
+    options = inspector_parser().parse_args(args)
     if options.install_only:
         install_inspector()
         return 0
@@ -1086,12 +1095,58 @@ COMMANDS = {
 }
 
 
+HELP = ("--help", "-h")
+# Where a command's own arguments go on to another program: its help says how to see that one's.
+PASSED_ON = {
+    "lab": "Other options go to `jupyter lab`; its own help: .venv/bin/jupyter lab --help",
+    "test": "Other arguments go to pytest; its own help: .venv/bin/python -m pytest --help",
+    "wheelhouse": "Every option of the build: tools/wheelhouse.py (its --help needs `packaging`)",
+}
+
+
+def command_help(name: str) -> str:
+    """``name``'s part of this file's docstring: its usage lines (with their comment lines) and
+    the paragraphs that start with it; standard library only, nothing installed or started."""
+    lines = (__doc__ or "").splitlines()
+    usage: list[str] = []
+    for at, line in enumerate(lines):
+        if re.match(rf"\s+python3 tools/kit\.py {re.escape(name)}(\s|$)", line):
+            usage.append(line)
+            usage += [ln for ln in _continuation(lines[at + 1 :])]
+    prose = [
+        block.strip()
+        for block in (__doc__ or "").split("\n\n")
+        if re.match(rf"``{re.escape(name)}[ `]", block.strip())
+    ]
+    parts = ["\n".join(usage), *prose, PASSED_ON.get(name, "")]
+    if name == "inspector":
+        parts.append(inspector_parser().format_help().strip())
+    parts.append("Every command: python3 tools/kit.py --help")
+    return "\n\n".join(p for p in parts if p)
+
+
+def _continuation(lines: list[str]) -> list[str]:
+    """The comment lines that continue a usage line (indented to its comment column)."""
+    taken = []
+    for line in lines:
+        if not re.match(r"\s{20,}#", line):
+            break
+        taken.append(line)
+    return taken
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[1] in (*HELP, "help"):
+        print(__doc__)
+        return 0
     if len(argv) < 2 or argv[1] not in COMMANDS:
         print(__doc__)
         return 2
     command, extras = COMMANDS[argv[1]]
     args = argv[2:]
+    if any(arg in HELP for arg in args):  # before anything is installed or started
+        print(command_help(argv[1]))
+        return 0
     try:
         if extras is not None:
             offline, args = offline_source(args)  # lab/test --offline PATH: no network

@@ -24,7 +24,8 @@ await table.settled()
 table.form.decline()  # round 2 asked to confirm: the user says no
 print(await table.settled(), table.rounds)"""
 
-# After section 2: the retry on the wire.
+# After section 2: the retry on the wire, and which requests may be answered input_required
+# (MRTR-R1/R2: 01b shows prompts and resources that ask; the question is here, on the core path).
 LESSON_01_2 = Quiz(
     "01",
     "The retry on the wire",
@@ -61,6 +62,22 @@ LESSON_01_2 = Quiz(
                 "Send exactly that string back on the retry of this call, untouched.",
                 "The retry carries exactly that string (MRTR-C2), and only the retry of that "
                 "request may use it (MRTR-C4).",
+            ),
+        ),
+        _q(
+            "Which requests may a server answer with `input_required`?",
+            Option(
+                "Any request: a server that needs input may ask whenever it likes.",
+                "Only three may (MRTR-R1); every other request never gets an `input_required` "
+                "answer (MRTR-R2).",
+            ),
+            Option(
+                "Only `tools/call`: a prompt or a resource just returns its content.",
+                "`prompts/get` and `resources/read` may ask too (MRTR-R1); lesson 01b shows both.",
+            ),
+            _right(
+                "`tools/call`, `prompts/get` and `resources/read`, and nothing else.",
+                "MRTR-R1 names those three; no other request gets it (MRTR-R2).",
             ),
         ),
     ),

@@ -86,7 +86,9 @@ async def check_forge_admin(forge_admin: Callable[[str], str]) -> Checkpoint:
     finally:
         await lab.aclose()
     if not answer.ok:
-        return Checkpoint("not yet", f"the plain server did not accept it: {answer}")
+        return Checkpoint(
+            "not yet", f"the plain server did not accept it: {answer}{_why_unreadable(forged)}"
+        )
     customers = sorted({o.customer for o in lab.desk.orders.values() if o.id in answer.text})
     if customers == ["mallory"]:
         return Checkpoint("not yet", "the export shows only mallory's orders: admin is still false")
@@ -95,6 +97,26 @@ async def check_forge_admin(forge_admin: Callable[[str], str]) -> Checkpoint:
         f"the plain server obeyed the forged flag: mallory exported the orders of "
         f"{', '.join(customers)}.",
     )
+
+
+def _why_unreadable(forged: str) -> str:
+    """Why the plain codec cannot read ``forged``, as a hint ("" when it can)."""
+    payload = forged.partition(".")[2]
+    if "=" in payload:
+        return (
+            ". The payload ends in '=' padding, and a state is base64url WITHOUT padding: "
+            "strip it (urlsafe_b64encode(...).rstrip(b'='))"
+        )
+    if "+" in payload or "/" in payload:
+        return (
+            ". The payload has '+' or '/', which base64url never uses: encode it with "
+            "base64.urlsafe_b64encode, not b64encode"
+        )
+    try:
+        PlainStateCodec().open(forged)
+    except InvalidState as exc:
+        return f". The server could not read the state: {exc}"
+    return ""
 
 
 # -- exercise 2: your unseal, inside a real server ------------------------------------------------

@@ -85,8 +85,8 @@ SEALING = Quiz(
             _right(
                 "`==` may stop at the first byte that differs, so its time tells an attacker "
                 "how much of a guessed tag was right.",
-                "Tags are compared in constant time (SEC-2); the kit uses "
-                "`hmac.compare_digest` for every tag (KIT).",
+                "Tags are compared in constant time: part of SEC-2, not a kit choice; "
+                "`hmac.compare_digest` does it in Python.",
             ),
             Option(
                 "`compare_digest` also checks that the key id is one the server knows.",
@@ -99,6 +99,7 @@ SEALING = Quiz(
 )
 
 REPLAY_RETRY = """{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+  "_meta": {...},
   "name": "request_refund",
   "arguments": {"order_id": "A-1002"},
   "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},

@@ -6,7 +6,8 @@
 * ``check_spend_once`` (exercise 2) spends token ids with your ``spend_once`` on two
   connections to one SQLite file, one after the other, then in races that force the
   interleaving a check-then-act spend loses (``race``, in ``lesson02b_spend.py`` beside this
-  file).
+  file). Instance B runs its own process's copy of your function (``another_process``): what
+  you keep in Python (a set, a lock) is not B's.
 
 The lab the first builds (``RefundLab``) is ``course/mrtr_course/refund_lab/lab.py``.
 """
@@ -17,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lesson02b_spend import Spend, connect, new_ledger, race, rows
+import lesson02b_spend
+from lesson02b_spend import Spend, another_process, connect, new_ledger, race, rows
 
 from mrtr_course.checkpoints import Checkpoint
 from mrtr_course.refund_lab.lab import RefundLab
@@ -105,7 +107,19 @@ def _call(spend: Spend, db: Any, jti: str) -> tuple[Any, BaseException | None]:
         return None, exc
 
 
-def _sequential(spend: Spend, path: Path) -> str | None:
+def _own_copies(copied: list[str]) -> str:
+    """Why B, another process, disagrees with A: what it has its own copy of."""
+    if not copied:
+        return ""
+    return (
+        f"\nInstance B is another process: it has its own {', '.join(copied)}, not A's. A set "
+        "or dict in Python is one process's memory, and a threading.Lock serialises one "
+        "process's threads only. Decide from the SQLite file alone: one INSERT that conflicts "
+        "on the primary key, and its cursor.rowcount."
+    )
+
+
+def _sequential(spend: Spend, path: Path, spend_b: Spend, copied: list[str]) -> str | None:
     """One instance after the other: the first spend of an id is True, every later one False,
     on either connection, and the id is in the file. A problem found, or None."""
     a, b = connect(path), connect(path)
@@ -144,10 +158,13 @@ def _sequential(spend: Spend, path: Path) -> str | None:
                 "report whether THIS call inserted the row (cursor.rowcount == 1), not True "
                 "every time"
             )
-        other, error = _call(spend, b, "seq-1")
+        other, error = _call(spend_b, b, "seq-1")
         if error is not None or other is not False:
             shown = f"raised {type(error).__name__}" if error else f"returned {other!r}"
-            return f"instance B spending the id A had spent {shown}: it must return False"
+            return (
+                f"instance B spending the id A had spent {shown}: it must return False"
+                + _own_copies(copied)
+            )
         return None
     finally:
         a.close()
@@ -157,8 +174,9 @@ def _sequential(spend: Spend, path: Path) -> str | None:
 def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint:
     """Exercise 2: is ``spend_once(db, jti)`` a spend two instances cannot both win?"""
     path = new_ledger()
+    spend_b, copied = another_process(spend_once)  # B: a second process, its own memory
     try:
-        problem = _sequential(spend_once, path)
+        problem = _sequential(spend_once, path, spend_b, copied)
     except NotImplementedError:
         return _not_done("spend_once")
     if problem:
@@ -166,8 +184,21 @@ def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint
     forced = 0
     for n in range(1, rounds + 1):
         # Once a spend has been seen to take the lock first, the turns cannot be held: race free.
-        result = race(spend_once, path, f"race-{n}", forcing=forced == n - 1)
+        result = race(spend_once, path, f"race-{n}", forcing=forced == n - 1, spend_b=spend_b)
         forced += result.forced
+        if result.stalled:
+            other = "B" if result.stalled == "A" else "A"
+            return Checkpoint(
+                "not yet",
+                f"{result}\nround {n}: instance {result.stalled} did not reach its next "
+                f"statement in {lesson02b_spend.STALLED_S:.0f} s while instance {other} waited "
+                "for it in the middle of its own spend: something in Python holds one "
+                "instance until the other is done, most likely a lock (threading.Lock) around "
+                "the check and the insert. Two server instances are two processes and never "
+                "share such a lock, so there the check-then-act still pays twice. Check and "
+                "record in ONE statement: an INSERT that conflicts on the primary key, and its "
+                "cursor.rowcount.",
+            )
         winners = [who for who, value in result.returned.items() if value is True]
         if result.raised:
             return Checkpoint(
@@ -181,7 +212,7 @@ def check_spend_once(spend_once: Spend, rounds: int = RACE_ROUNDS) -> Checkpoint
                 "not yet",
                 f"{result}\nround {n}: both instances read 'not spent' before either recorded "
                 "it. Check and record in ONE statement: an INSERT that conflicts on the "
-                "primary key, and its cursor.rowcount.",
+                "primary key, and its cursor.rowcount." + _own_copies(copied),
             )
     return Checkpoint(
         "passed",

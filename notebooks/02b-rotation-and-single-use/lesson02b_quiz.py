@@ -132,4 +132,49 @@ SINGLE_USE = Quiz(
     section="2",
 )
 
-QUIZZES = (ROTATION, SINGLE_USE)
+# At the end: what a client may cache of such a call (CACHE-2/3/6). 01b teaches caching in full;
+# it is asked here, on the core path, because section 2c's lost final response is where a
+# learner is tempted to cache: keep the answer so a repeat need not reach the server.
+CACHING = Quiz(
+    "02b",
+    "What a client may cache of a call",
+    (
+        _q(
+            "Section 2c's repeated round 3 got the booking reference. May the client cache it "
+            "for a later identical retry?",
+            Option(
+                "Yes: a repeat gets the same answer anyway.",
+                "A client never caches the result of a request with `inputResponses` or "
+                "`requestState` (CACHE-3), nor any `tools/call` result (CACHE-6).",
+            ),
+            _right(
+                "No.",
+                "CACHE-6 and CACHE-3: answers and state are not part of any cache key.",
+            ),
+            Option(
+                "Yes, for the result's `ttlMs`.",
+                "Tool results carry no `ttlMs`; discover, lists and `resources/read` do (CACHE-1).",
+            ),
+        ),
+        _q(
+            "Round 1 of `book_table` answered `input_required`. A second booking, same "
+            "arguments: what does the client send?",
+            Option(
+                "Nothing yet: it shows the cached form.",
+                "`input_required` is not cacheable (CACHE-2): this time the server may ask "
+                "otherwise, or not at all.",
+            ),
+            Option(
+                "Round 2, with round 1's `requestState`.",
+                "A state belongs to the call it came with (MRTR-C4).",
+            ),
+            _right(
+                "A new round 1.",
+                "Nothing of an `input_required` is cached (CACHE-2); no state crosses calls "
+                "(MRTR-C4).",
+            ),
+        ),
+    ),
+)
+
+QUIZZES = (ROTATION, SINGLE_USE, CACHING)

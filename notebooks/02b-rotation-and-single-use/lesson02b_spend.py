@@ -11,13 +11,22 @@ INSERT, every time, not by chance.
 A thread that is blocked inside SQLite (waiting for a lock the other connection holds in an open
 transaction) cannot reach its next ``execute``; the lockstep then stops forcing (see
 ``Lockstep.step``). That happens only to a spend that locks the file first, which is atomic anyway.
+A thread held back in Python instead (a ``threading.Lock`` around the check and the insert) would
+wait for ever: after ``STALLED_S`` the lockstep stops forcing and says so (``Race.stalled``).
+
+Two server instances are two processes: they share the SQLite file and nothing else. So instance
+B can run its own copy of the spend (``another_process``): the same code, with fresh copies of
+the sets, dicts, lists and locks it reaches through its module's globals, default arguments and
+closure, as a second process would have them.
 """
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 import tempfile
 import threading
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +36,13 @@ Spend = Callable[[Any, str], Any]
 SCHEMA = "CREATE TABLE IF NOT EXISTS spent (jti TEXT PRIMARY KEY)"
 BUSY_TIMEOUT_S = 10.0  # SQLite waits this long for a lock another connection holds
 BLOCKED_S = 1.0  # a statement still running after this long is waiting for a lock: stop forcing
+# A thread whose turn it is, outside any statement for this long, is held back in Python (a lock
+# the other thread holds while it waits for its turn): stop forcing, and report it. Generous, so
+# a busy machine never trips it: a correct spend reaches its next statement in microseconds.
+STALLED_S = 10.0
+# A second process's lock of each kind (the lock types themselves cannot be instantiated).
+_NEW_LOCK = {type(threading.Lock()): threading.Lock, type(threading.RLock()): threading.RLock}
+_MEMORY_TYPES = (set, dict, list, bytearray)
 
 
 def new_ledger(directory: str | Path | None = None) -> Path:
@@ -70,6 +86,7 @@ class Lockstep:
         self._inside: dict[str, int] = {}  # who is running a statement: its statement number
         self._statements = 0
         self.broken = not forcing
+        self.stalled: str | None = None  # who never reached its statement in STALLED_S
 
     def step(self, who: str) -> None:
         with self._cond:
@@ -78,12 +95,17 @@ class Lockstep:
             if self._holder == who and who in self._ran:
                 self._pass()
             seen: tuple[str, int | None] | None = None
+            idle = 0.0  # how long the holder has been outside any statement, on its turn
             while self._holder != who and not self.broken:
                 if self._cond.wait(BLOCKED_S):
                     continue
                 now = (self._holder, self._inside.get(self._holder))
                 if now[1] is not None and now == seen:  # the same statement for 2 × BLOCKED_S
                     self.broken = True
+                    self._cond.notify_all()
+                idle = idle + BLOCKED_S if now[1] is None and now == seen else 0.0
+                if idle >= STALLED_S:  # bounded: never wait for ever on a Python-level lock
+                    self.stalled, self.broken = now[0], True
                     self._cond.notify_all()
                 seen = now
             self._ran.add(who)
@@ -211,6 +233,7 @@ class Race:
     rows: int
     trace: list[str]
     forced: bool  # the turns held to the end (they stop only for a spend that locks first)
+    stalled: str | None = None  # the instance held back in Python for STALLED_S, if any
 
     @property
     def paid_twice(self) -> bool:
@@ -229,12 +252,65 @@ class Race:
         return "\n".join(lines)
 
 
+def another_process(spend: Spend) -> tuple[Spend, list[str]]:
+    """``spend`` as a second server process would run it, and the names of what it got its own
+    copy of: the sets, dicts, lists and locks it reaches through its globals, default arguments
+    and closure, copied (a lock: a new one), as they were when this is called. Everything else
+    (modules, functions, the SQLite file) is shared, as it is between processes on one machine."""
+    if not isinstance(spend, types.FunctionType):
+        return spend, []
+    copied: list[str] = []
+
+    def own(name: str, value: Any) -> Any:
+        if type(value) in _NEW_LOCK:
+            copied.append(name)
+            return _NEW_LOCK[type(value)]()
+        if isinstance(value, _MEMORY_TYPES):
+            copied.append(name)
+            try:
+                return copy.deepcopy(value)
+            except Exception:  # a value deepcopy cannot copy: a shallow copy is still fresh
+                return copy.copy(value)
+        return value
+
+    names = _global_names(spend.__code__)
+    globals_ = dict(spend.__globals__)
+    for name in sorted(names & globals_.keys()):
+        globals_[name] = own(name, globals_[name])
+    defaults = spend.__defaults__ and tuple(
+        own("a default argument", d) for d in spend.__defaults__
+    )
+    closure = spend.__closure__ and tuple(
+        types.CellType(own(name, cell.cell_contents))
+        for name, cell in zip(spend.__code__.co_freevars, spend.__closure__, strict=True)
+    )
+    twin = types.FunctionType(spend.__code__, globals_, spend.__name__, defaults, closure)
+    twin.__kwdefaults__ = spend.__kwdefaults__
+    return twin, copied
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The names ``code`` and the functions defined inside it may read as globals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
 def race(
-    spend: Spend, path: str | Path | None = None, jti: str = "jti-1", *, forcing: bool = True
+    spend: Spend,
+    path: str | Path | None = None,
+    jti: str = "jti-1",
+    *,
+    forcing: bool = True,
+    spend_b: Spend | None = None,
 ) -> Race:
     """Run ``spend`` for one ``jti`` on two connections to one file (instances A and B), in two
-    threads, in lockstep: each statement waits until the other instance reaches its next one."""
+    threads, in lockstep: each statement waits until the other instance reaches its next one.
+    ``spend_b``, if given, is what B runs (its own process's copy, ``another_process``)."""
     path = path or new_ledger()
+    spends = {"A": spend, "B": spend_b or spend}
     lockstep, trace = Lockstep(["A", "B"], forcing=forcing), Trace()
     returned: dict[str, Any] = {}
     raised: dict[str, BaseException] = {}
@@ -242,7 +318,7 @@ def race(
 
     def run(who: str) -> None:
         try:
-            returned[who] = spend(Instance(connections[who], who, lockstep, trace), jti)
+            returned[who] = spends[who](Instance(connections[who], who, lockstep, trace), jti)
         except BaseException as exc:  # the learner's code may raise anything: report it
             raised[who] = exc
         finally:
@@ -256,7 +332,8 @@ def race(
     for db in connections.values():
         db.close()
     returned = {who: returned[who] for who in ("A", "B") if who in returned}
-    return Race(jti, returned, raised, rows(path, jti), trace.lines, not lockstep.broken)
+    forced = not lockstep.broken
+    return Race(jti, returned, raised, rows(path, jti), trace.lines, forced, lockstep.stalled)
 
 
 def check_then_act(db: sqlite3.Connection, jti: str) -> bool:

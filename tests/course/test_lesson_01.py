@@ -571,7 +571,7 @@ def test_error_2_the_weather_handler_shown_in_01_respects_decline_and_cancel():
     prose = flat(text_of("markdown"))
     assert (
         "a decline gets the public forecast instead, a cancel a note that you can ask again "
-        "later (ELIC-6)"
+        "later (ELIC-6 note)"
     ) in prose
 
 
@@ -603,7 +603,7 @@ def test_error_4_the_form_subset_is_the_specs_and_only_the_kits_check_is_kit():
 def test_error_5_the_client_obligations_are_the_specs_four_and_refusing_extras_is_the_kits():
     opening = flat(cells()[0].source)
     assert "MRTR-C1…C7" not in opening
-    assert "what the spec asks of a client (MRTR-C1…C4)" in opening
+    assert "what the spec asks of a client (MRTR-C1…C4 MUST / MAY / MUST NOT)" in opening
     assert "the kit's round cap (MRTR-C7 (KIT))" in opening
     failed = code_cell(NOTEBOOK, "c1 = await client.begin_tool_call")
     [error] = [o for o in failed.outputs if o.output_type == "error"]
@@ -614,7 +614,7 @@ def test_error_5_the_client_obligations_are_the_specs_four_and_refusing_extras_i
     prose = flat(text_of("markdown"))
     assert "answers must cover exactly the requested keys" not in prose
     assert "it also refuses one nobody asked for, the kit's choice (KIT)" in prose
-    assert "servers ignore those (MRTR-E3)" in prose
+    assert "servers ignore those (MRTR-E3 SHOULD)" in prose
 
 
 def test_error_7_quiz_01_speaks_of_two_requested_keys_not_two_fields_of_one_form():

@@ -365,13 +365,17 @@ def test_every_code_cell_is_led_in_by_markdown_and_stored_with_outputs(notebook)
 
 def test_quizzes_follow_sections_1_and_2(notebook):
     calls = [c.source for c in notebook.cells if c.source.startswith("show_quiz(")]
-    assert calls == ['show_quiz("02b.1")', 'show_quiz("02b.2")']
+    assert calls == ['show_quiz("02b.1")', 'show_quiz("02b.2")', 'show_quiz("02b")']
 
 
 def test_citations_name_statelessness_for_moving_between_instances(notebook):
     """Moving between instances is statelessness (CORE-8/9), not MRTR-S8."""
     text = flat("\n".join(c.source for c in notebook.cells if c.cell_type == "markdown"))
-    assert "(CORE-8)" in text and "(CORE-9)" in text and "MRTR-S8" not in text
+    assert (
+        "(CORE-8 MUST NOT)" in text
+        and "(CORE-9 MUST / SHOULD NOT)" in text
+        and "MRTR-S8" not in text
+    )
 
 
 # --- what the lesson prints about "once" is true (moved from test_lesson_02.py) -----------------

@@ -244,7 +244,7 @@ def test_the_lesson_is_short_and_dates_its_survey_of_hosts():
     code = [c for c in cells() if c.cell_type == "code"]
     assert len(code) <= 20
     survey = next(c.source for c in cells() if c.source.startswith("## 1. Which hosts"))
-    assert "autumn 2026" in survey and "inspector#1719" in survey and "2026-07-18" in survey
+    assert "December 2026" in survey and "inspector#1719" in survey and "2026-07-18" in survey
     for host in ("MCPJam", "Claude Code", "VS Code", "Copilot CLI", "Goose"):
         assert host in survey
     assert "python3 tools/kit.py inspector --url" in output_of("print(server.inspector_command)")
