@@ -45,7 +45,7 @@ CITATION = re.compile(
     rf"(?P<range>\s*(?:–|…|\.\.\.)\s*(?:{PART}|[a-z])\b|-[a-z]\b)?"
     rf"(?P<alts>(?:/(?:{PREFIXES}-)?{PART}\b)*)"
 )
-WORD = r"(?:MUST NOT|MUST|SHOULD NOT|SHOULD|MAY|note)"
+WORD = r"(?:MUST NOT|MUST|SHOULD NOT|SHOULD|MAY|note|step)"
 # A level as written after an ID: one keyword, a compound ("MUST / MAY"), "MUST, where
 # needed", or "(KIT)".
 WRITTEN = re.compile(rf"[ \t]*(?:\(KIT\)|{WORD}(?:, where needed|\s*/\s*{WORD})*)(?![A-Za-z])")
@@ -119,6 +119,19 @@ def expected_level(ids: list[str], levels: dict[str, str]) -> str | None:
     return " / ".join(parts)
 
 
+def _keywords(level: str) -> set[str]:
+    return {p.strip() for p in re.split(r"\s*/\s*", level) if p.strip()}
+
+
+def _names_a_part(written: str, level: str, citation: re.Match[str]) -> bool:
+    """One rule cited by the part of its compound level the sentence is about ("ELIC-12
+    SHOULD" for its HTTPS part, of a "MUST / MUST NOT / SHOULD" rule) is right as written."""
+    single = not citation["range"] and not citation["alts"]
+    return single and KIT not in (written, level) and bool(written) and (
+        _keywords(written) <= _keywords(level)
+    )
+
+
 @dataclass(frozen=True)
 class Finding:
     cited: str  # the citation as written ("MRTR-S5a–c")
@@ -161,7 +174,7 @@ def fix_text(text: str, levels: dict[str, str]) -> tuple[str, list[Finding]]:
             written = WRITTEN.match(prose, m.end())
             has = written[0] if written else ""
             want = f" {level}"
-            if has.strip() == level:
+            if has.strip() == level or _names_a_part(has.strip(), level, m):
                 continue
             context = prose[max(0, m.start() - 40) : m.end() + 40].replace("\n", " ")
             findings.append(Finding(m[0], level, has, context))

@@ -19,7 +19,12 @@ from typing import Any
 from lesson03b_lab import user
 
 from mrtr_course.checkpoints import Checkpoint
-from mrtr_course.examples.trip_planner import build_server, dates_question, room_question
+from mrtr_course.examples.trip_planner import (
+    build_server,
+    dates_question,
+    ended_text,
+    room_question,
+)
 from mrtr_course.trips import result_text
 from mrtr_kit.client import McpClient, McpClientError
 from mrtr_kit.server.http import create_app
@@ -27,7 +32,6 @@ from mrtr_kit.server.http import create_app
 ENVELOPE = {"jsonrpc", "id", "result", "error"}
 TRIP = {"city": "Lisbon"}
 BOOKED = "Reserved a double room in Lisbon: 3 nights from 2026-09-01, 360 EUR."
-NOTHING = "Trip to Lisbon cancelled. Nothing was reserved."
 
 
 class _Watch:
@@ -81,7 +85,7 @@ def _diagnose(watch: _Watch, case: str, refused: bool) -> Checkpoint | None:
             f"when {case}, answer_form raised {type(error).__name__}: {error}. It reads a "
             "JSON-RPC message, but the MRTR loop hands it the request's params "
             "(params.message, params.requested_schema): the client already picked this "
-            "handler by the method, and there is no pushed request any more (MIG-6 (KIT)).",
+            "handler by the method, and there is no pushed request any more (MIG-6 step).",
         )
     if error is not None:
         hint = (
@@ -101,7 +105,7 @@ def _diagnose(watch: _Watch, case: str, refused: bool) -> Checkpoint | None:
                 f"when {case}, answer_form returned a JSON-RPC message ({sorted(wire)}). Under "
                 "2026-07-28 no request was pushed, so there is nothing to respond to by id: "
                 "return the ElicitResult itself, and the loop sends it in the retry's "
-                "inputResponses under the question's key (MIG-6 (KIT), MRTR-C6 note).",
+                "inputResponses under the question's key (MIG-6 step, MRTR-C6 note).",
             )
         if answer is None:
             return Checkpoint(
@@ -178,7 +182,7 @@ async def check_answer_form(answer_form: Callable[..., Any]) -> Checkpoint:
                 f"when {case}, the retry answered {got!r}, not {action!r}: {meaning} "
                 "(ELIC-6 note). Keep the difference the 2025-11-25 handler made.",
             )
-        if outcome != NOTHING:
+        if outcome != ended_text(TRIP["city"], action):
             return Checkpoint("not yet", f"when {case}, the trip ended {outcome!r}")
     return Checkpoint(
         "passed",

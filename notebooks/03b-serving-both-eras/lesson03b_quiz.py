@@ -28,14 +28,14 @@ END = Quiz(
                 "Both calls carry on: the other instance has the same key, so it opens both.",
                 "The key opens a 2026-07-28 requestState; a 2025-11-25 call is a suspended "
                 "handler and a session in instance 1's memory, which no key brings back "
-                "(MRTR-0 MUST, MIG-2 (KIT)).",
+                "(MRTR-0 MUST, MIG-2 step).",
             ),
             _right(
                 "The 2025-11-25 client gets 404 for its session and starts again from "
                 "`initialize`; the 2026-07-28 retry goes to instance 2 and completes.",
                 "The legacy call lived in one process; the modern round carries everything "
                 "in the request and its requestState, so any instance serves it "
-                "(MRTR-0 MUST, MIG-2 (KIT)).",
+                "(MRTR-0 MUST, MIG-2 step).",
             ),
             Option(
                 "Both calls are lost: a dead instance loses whatever it was serving.",
@@ -57,7 +57,7 @@ END = Quiz(
             Option(
                 "A `notifications/elicitation/complete` naming the `elicitationId`.",
                 "Both are gone in 2026-07-28 (ELIC-11 note): there is no id to name and no "
-                "notification to wait for (MIG-7 (KIT)).",
+                "notification to wait for (MIG-7 step).",
             ),
             Option(
                 "The server answers -32042 until the page is done, and the client retries.",
@@ -84,12 +84,12 @@ END = Quiz(
                 "It returns a JSON-RPC response; the callback returns the `ElicitResult` "
                 "itself, which the loop sends in the retry's `inputResponses`.",
                 "The client drops its handler for pushed requests; answers travel in the "
-                "retry under the question's key (MIG-6 (KIT), MRTR-C6 note).",
+                "retry under the question's key (MIG-6 step, MRTR-C6 note).",
             ),
             Option(
                 "It should POST the response itself, on the session, as before.",
                 "A 2026-07-28 client has no session and posts no responses: the loop sends "
-                "the retry (MIG-6 (KIT), MRTR-C5 note).",
+                "the retry (MIG-6 step, MRTR-C5 note).",
             ),
             Option(
                 "Nothing: a client may answer either way.",
