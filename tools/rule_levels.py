@@ -127,8 +127,11 @@ def _names_a_part(written: str, level: str, citation: re.Match[str]) -> bool:
     """One rule cited by the part of its compound level the sentence is about ("ELIC-12
     SHOULD" for its HTTPS part, of a "MUST / MUST NOT / SHOULD" rule) is right as written."""
     single = not citation["range"] and not citation["alts"]
-    return single and KIT not in (written, level) and bool(written) and (
-        _keywords(written) <= _keywords(level)
+    return (
+        single
+        and KIT not in (written, level)
+        and bool(written)
+        and (_keywords(written) <= _keywords(level))
     )
 
 
