@@ -474,7 +474,7 @@ def test_the_url_mode_section_follows_the_spec_flow_and_names_the_test_shortcut(
     assert '"the user agreed to go", not "it is done"' in text
     assert "**at once** retries" in text
     assert "**A test shortcut:**" in text and "A real client never sees the\npage" in text
-    assert "(the manual retry a client should offer, ELIC-10)" in text
+    assert "(the manual retry a client should offer, ELIC-10 SHOULD)" in text
     assert "I went there" not in text and "I have finished" not in "\n".join(
         c.source for c in cells(OPTIONAL)
     )
@@ -628,7 +628,7 @@ def test_error_7_quiz_01_speaks_of_two_requested_keys_not_two_fields_of_one_form
 def test_error_9_01b_cites_the_right_rule_the_card_text_agrees_and_binder_opens_00():
     opening = flat(cells(OPTIONAL)[0].source)
     assert "which travel the same way (MRTR-C8)" not in opening
-    assert "which a server asks for over MRTR too (MRTR-0)" in opening
+    assert "which a server asks for over MRTR too (MRTR-0 MUST)" in opening
     prose = flat(text_of("markdown", OPTIONAL))
     assert "the full link and the host it leads to. Press **Go to the page**" not in prose
     assert (
