@@ -1,0 +1,114 @@
+"""The official TypeScript SDK v1 client (``@modelcontextprotocol/sdk`` 1.x, protocol 2025-11-25)
+against ``serve`` with its default, both eras (issue 29 item 6): a real ``serve --app
+tests.apps:both_eras`` process and a real Node 22 process on loopback.
+
+``ts_sdk1_client.mjs`` (beside this file) connects with the SDK's ``Client`` and
+``StreamableHTTPClientTransport``, sends ``initialize``, and answers the server's pushed
+``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` with the SDK's own request
+handlers; it prints what it got, and the methods the server pushed, as one JSON line.
+
+Node 22 and the SDK come from npm into ``.ts-sdk1/`` (gitignored), as .ci/run's
+"ts sdk v1 client" stage installs them (``TS_SDK1_INSTALL``).
+Without them the tests skip, naming that command; under CI (``CI`` set) they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import start_serve, stop_serve
+
+ROOT = Path(__file__).resolve().parents[2]
+TS_SDK1_VERSION = "1.32.2"  # the newest 1.x on npm (2026-12-06); pinned, as CI installs it
+TS_SDK1_DIR = Path(os.environ.get("MRTR_TS_SDK1_DIR", ROOT / ".ts-sdk1"))
+TS_SDK1_INSTALL = (
+    f"npm install --prefix .ts-sdk1 node@22 @modelcontextprotocol/sdk@{TS_SDK1_VERSION}"
+)
+CLIENT = Path(__file__).with_name("ts_sdk1_client.mjs")
+LEGACY = "2025-11-25"
+
+
+def node_with_ts_sdk1() -> str:
+    """Node 22 of the install folder, once the pinned SDK is there; skip (fail under CI)."""
+    node = TS_SDK1_DIR / "node_modules" / "node" / "bin" / "node"
+    package = TS_SDK1_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    try:
+        version = json.loads(package.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        version = None
+    if node.exists() and version == TS_SDK1_VERSION:
+        return str(node)
+    message = f"no TypeScript SDK {TS_SDK1_VERSION} in {TS_SDK1_DIR}/: {TS_SDK1_INSTALL}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI must install it")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return node_with_ts_sdk1()
+
+
+@pytest.fixture(scope="module")
+def serve(node: str) -> Iterator[str]:
+    """``serve`` as a user starts it (both eras: no flag), ann's bearer token configured."""
+    env = {"MRTR_KIT_BEARER_TOKENS": "ann:token-ann"}
+    proc, url = start_serve(ROOT, "--app", "tests.apps:both_eras", env=env)
+    yield url
+    stop_serve(proc)
+
+
+def run_client(node: str, url: str, scenario: str) -> dict[str, object]:
+    done = subprocess.run(
+        [node, str(CLIENT), url, scenario],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a cap for a busy machine, not a speed claim
+        env={**os.environ, "MRTR_TS_SDK1_DIR": str(TS_SDK1_DIR)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("scenario", "text", "pushed"),
+    [
+        ("form", "Hello ann! Sunny in Oslo.", ["elicitation/create"]),
+        (
+            "three_rounds",
+            "Lyon in spring: 3 nights in Lyon, saved under file:///home/ann/trips",
+            ["elicitation/create", "sampling/createMessage", "roots/list"],
+        ),
+        # ELIC-6: decline is the user's explicit no; the handler ends the call without asking again
+        ("decline", "No personal forecast for Oslo.", ["elicitation/create"]),
+    ],
+)
+def test_ts_sdk1_client_flows(node: str, serve: str, scenario: str, text: str, pushed: list[str]):
+    """The MRTR handler's questions reach the TS v1 client as pushed requests on the call's SSE
+    stream, one kind per round, and its answers complete the call in the 2025-11-25 shape."""
+    report = run_client(node, serve, scenario)
+    assert report["protocolVersion"] == LEGACY  # the SDK's initialize was answered in its era
+    assert report["sessionId"] is True  # and it got a 2025-11-25 session
+    assert (report["text"], report["isError"]) == (text, False)
+    assert report["pushed"] == pushed
+
+
+@pytest.mark.slow
+def test_ts_sdk1_client_without_elicitation_gets_a_tool_error(node: str, serve: str):
+    """KIT: a question the session cannot answer fails as on a 2025-11-25 server, nothing pushed."""
+    report = run_client(node, serve, "no_elicitation")
+    assert report["isError"] is True and report["pushed"] == []
+    assert "elicitation.form" in str(report["text"])
+
+
+def test_ci_installs_the_pinned_version():
+    """CI's install stage and this test name the same release (else CI would fail every run)."""
+    assert f'local version="{TS_SDK1_VERSION}"' in (ROOT / ".ci" / "run").read_text()
