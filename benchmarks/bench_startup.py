@@ -11,9 +11,12 @@ them alike. Prints the median and spread of each row, then the ratios the kit ai
 
 "serve answering" is wall time from starting ``python -m mrtr_kit serve --example NAME
 --port 0`` to the answer of a ``server/discover`` POSTed as soon as the URL line appears.
+``--kit-tree DIR`` adds the same ``serve`` row for another checkout (a worktree of the commit
+before a change), interleaved with the others, and the ratio of this tree's start-up to it.
 Figures, not a test: nothing here asserts a time.
 
     .venv/bin/python benchmarks/bench_startup.py [--samples 9] [--example conformance]
+        [--kit-tree DIR ...]
 """
 
 from __future__ import annotations
@@ -84,14 +87,23 @@ def timed_import(modules: str) -> Sample:
     return sample
 
 
-def serve_answering(example: str) -> Sample:
-    """Start ``serve``, read its URL line, POST server/discover: seconds until the answer."""
+def serve_answering(example: str, tree: Path = ROOT) -> Sample:
+    """Start ``serve``, read its URL line, POST server/discover: seconds until the answer.
+    ``tree``: the checkout whose kit and course serve (another one than this: its folders
+    first on PYTHONPATH, and as the working directory, which ``python -m`` puts first)."""
+    env = None
+    if tree != ROOT:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "course")])}
 
     def sample() -> tuple[float, float]:
         command = [PY, "-m", "mrtr_kit", "serve", "--example", example, "--port", "0"]
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [*command, "--log-level", "warning"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+            [*command, "--log-level", "warning"],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             assert proc.stdout is not None
@@ -129,6 +141,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=9)
     parser.add_argument("--example", default="conformance", help="the example serve runs")
+    parser.add_argument(
+        "--kit-tree",
+        type=Path,
+        action="append",
+        default=[],
+        help="also serve from this checkout (say, a worktree of the commit before a change)",
+    )
     args = parser.parse_args()
 
     rows: dict[str, Sample] = {
@@ -138,6 +157,10 @@ def main() -> None:
         "import mcp.server.mcpserver (official SDK)": timed_import("mcp.server.mcpserver"),
         f"serve --example {args.example}: first answer": serve_answering(args.example),
     }
+    others = {
+        f"serve, {tree}": serve_answering(args.example, tree.resolve()) for tree in args.kit_tree
+    }
+    rows.update(others)
     walls: dict[str, list[float]] = {name: [] for name in rows}
     cpus: dict[str, list[float]] = {name: [] for name in rows}
     for sample in rows.values():  # one warm-up each: the disk cache, .pyc files
@@ -158,7 +181,7 @@ def main() -> None:
             f"{name:46} {wall_med[name] * 1000:8.0f} ms {f'({low:.0f}-{high:.0f})':>13} "
             f"{cpu_med[name] * 1000:8.0f} ms"
         )
-    _, deps, kit, sdk, serve = rows
+    _, deps, kit, sdk, serve = list(rows)[:5]
     print()
     for label, med in (("wall", wall_med), ("CPU", cpu_med)):
         print(
@@ -166,6 +189,13 @@ def main() -> None:
             f"{med[kit] / med[sdk]:.2f}x (aim <= 0.5x); "
             f"serve answering / dependencies' import = {med[serve] / med[deps]:.2f}x "
             "(aim <= 1.5x)"
+        )
+
+    for other in others:
+        print(
+            f"serve, this tree / {other.removeprefix('serve, ')}: wall "
+            f"{wall_med[serve] / wall_med[other]:.2f}x, CPU {cpu_med[serve] / cpu_med[other]:.2f}x "
+            "(aim <= 1.0x: no slower than before)"
         )
 
 
