@@ -918,12 +918,16 @@ def inspector_command(
     stdio: list[str] | None = None,
     env: dict[str, str] | None = None,
     folder: Path = INSPECTOR_DIR,
+    era: str | None = "modern",
 ) -> list[str]:
     """Inspector's web UI, in the 2026-07-28 ("modern") era, on one server: an HTTP ``url``
     (Streamable HTTP) or a ``stdio`` command line that Inspector spawns, with ``env`` added to
-    the few variables Inspector gives it (PATH, HOME, ...)."""
+    the few variables Inspector gives it (PATH, HOME, ...). ``era=None`` leaves Inspector in
+    its own default, ``legacy`` (2025-11-25: ``initialize``, then pushed requests)."""
     node, launcher = inspector_paths(folder)
-    command = [str(node), str(launcher), "--web", "--protocol-era", "modern"]
+    command = [str(node), str(launcher), "--web"]
+    if era is not None:
+        command += ["--protocol-era", era]
     if url is not None:
         return [*command, "--server-url", url, "--transport", "http"]
     if not stdio:

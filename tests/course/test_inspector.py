@@ -23,12 +23,15 @@ What the server received is read from its trace (``serve --trace``): each retry 
 answers keyed as asked, and for ``book_table`` the state Inspector echoed verified.
 
 One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
-``kit.py inspector --stdio`` does) and fills the form over stdio.
+``kit.py inspector --stdio`` does) and fills the form over stdio. And one starts a second
+Inspector on the same server in Inspector's own default era (no ``--protocol-era``: ``legacy``,
+2025-11-25), as most users start it: the form comes as a pushed ``elicitation/create`` (issue 29).
 
 Without ``.inspector/`` the tests skip, naming the command that installs it; under CI (``CI``
 set, as ``.ci/run`` sets it, and installs Inspector first) they fail instead. A screenshot of the
-form dialog goes to ``screenshots/browser/inspector-form.png``, and of book_table's to
-``inspector-book-table-form.png`` (gitignored); the tests print where.
+form dialog goes to ``screenshots/browser/inspector-form.png``, of book_table's to
+``inspector-book-table-form.png``, and of the legacy era's to ``inspector-legacy-form.png``
+(gitignored); the tests print where.
 """
 
 from __future__ import annotations
@@ -168,14 +171,32 @@ def chromium_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def inspector_legacy(lessons: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Inspector's UI on the same server in Inspector's DEFAULT era (no ``--protocol-era``):
+    ``legacy``, 2025-11-25, as a user who starts Inspector without the flag gets it."""
+    work = tmp_path_factory.mktemp("inspector-legacy")
+    token, port = secrets.token_hex(16), kit.free_port()
+    env = kit.inspector_env(token, work / "home", port)
+    command = kit.inspector_command(url=lessons.url, era=None)
+    assert "--protocol-era" not in command
+    process = kit.start_inspector(command, env, work / "log.txt")
+    try:
+        yield kit.inspector_url(port, token)
+    finally:
+        kit.stop(process)
+
+
 @contextmanager
 def tool_page(
     browser: Any,
     inspector_url: str,
     tool: str = "get_weather",
     argument: tuple[str, str] = ("city", CITY),
+    era: str = "MCP 2026-07-28",
 ) -> Iterator[Any]:
-    """A fresh page of Inspector, connected to its server, on ``tool`` with its one argument."""
+    """A fresh page of Inspector, connected to its server, on ``tool`` with its one argument;
+    the server card shows ``era``, the protocol version it negotiated."""
     expect = playwright_sync_api().expect
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(EVENTUALLY_MS)
@@ -190,7 +211,7 @@ def tool_page(
         page.locator("label").filter(has=page.get_by_role("switch")).first.click()
         # exact: "Disconnected" contains "Connected".
         expect(page.get_by_text("Connected", exact=True)).to_be_visible(timeout=EVENTUALLY_MS)
-        expect(page.get_by_text("MCP 2026-07-28")).to_be_visible()  # the era it negotiated
+        expect(page.get_by_text(era)).to_be_visible()  # the era it negotiated
         page.get_by_text("Tools", exact=True).first.click()
         page.get_by_role("button", name=tool, exact=True).click()
         page.get_by_role("textbox", name=argument[0], exact=True).fill(argument[1])
@@ -205,13 +226,18 @@ def page(inspector: str, chromium_browser: Any) -> Iterator[Any]:
         yield page
 
 
-def form_dialog(page: Any, text: str) -> Any:
-    """Inspector's elicitation dialog showing ``text``, once it is there."""
+def form_dialog(page: Any, text: str, *, mrtr: bool = True) -> Any:
+    """Inspector's elicitation dialog showing ``text``, once it is there: with the badge
+    ``input_required`` when the question came in an MRTR round (``mrtr``), without it when it
+    came as a server-to-client request (2025-11-25)."""
     expect = playwright_sync_api().expect
     dialog = page.get_by_role("dialog").filter(has_text=text)
     expect(dialog).to_be_visible(timeout=EVENTUALLY_MS)
     expect(dialog).to_contain_text("Elicitation Request")
-    expect(dialog).to_contain_text("input_required")
+    if mrtr:
+        expect(dialog).to_contain_text("input_required")
+    else:
+        expect(dialog).not_to_contain_text("input_required")
     return dialog
 
 
@@ -300,6 +326,39 @@ def test_inspector_echoes_book_tables_request_state_and_the_server_verifies_it(
     # Lesson 05's checkpoint, on what a real host did: it is the one the learner runs.
     verdict = check_host_flow(lessons.trace)
     assert verdict.passed, verdict
+
+
+def test_inspector_in_its_default_era_gets_the_form_pushed_and_the_forecast(
+    inspector_legacy: str, chromium_browser: Any, lessons: Server
+) -> None:
+    """Issue 29: Inspector 2.12 started with no ``--protocol-era`` speaks 2025-11-25 (VER-4's
+    older side: ``initialize``, then a session). ``serve``'s default serves it from the same
+    MRTR handler: the form arrives as a server-to-client ``elicitation/create`` on the call's
+    stream (KIT: the 2025-11-25 adapter), and the answer completes the call. In the server's
+    trace, the adapter ran the handler's two rounds in-process, the answer keyed as asked."""
+    expect = playwright_sync_api().expect
+    before = len(lessons.calls("get_weather"))
+    with tool_page(chromium_browser, inspector_legacy, era="MCP 2025-11-25") as page:
+        legacy = page.get_by_text(re.compile(r"^legacy$", re.IGNORECASE))
+        expect(legacy.first).to_be_visible()  # Inspector's era badge
+        page.get_by_role("button", name="Execute Tool").click()
+        dialog = form_dialog(page, QUESTION, mrtr=False)
+        # Inspector's message log: a request from the server to the client, 2025-11-25's wire
+        pushed = page.get_by_text(re.compile(r"^elicitation/create$", re.IGNORECASE))
+        expect(pushed.first).to_be_visible()
+        expect(
+            page.get_by_text(re.compile(r"^server → client$", re.IGNORECASE)).first
+        ).to_be_visible()
+        shot = SCREENSHOTS / "inspector-legacy-form.png"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), animations="disabled")
+        print(f"\nInspector's form for get_weather, default (legacy) era: {shot}")
+        dialog.get_by_role("textbox", name="Your login", exact=True).fill("grace")
+        dialog.get_by_role("button", name="Submit").click()
+        result_text(page, f"Hello grace! Weather now in {CITY}")
+    first, retry = lessons.calls("get_weather")[before:]  # exactly two rounds, in-process
+    assert (first["outcome"], first["asked"], first["answers"]) == ("input_required", ["login"], {})
+    assert (retry["answers"], retry["outcome"]) == ({"login": "accept"}, "complete")
 
 
 def test_inspector_spawns_serve_stdio_and_the_form_flow_completes(
