@@ -426,6 +426,9 @@ def test_inspector_is_pinned_and_runs_in_the_modern_era_on_an_http_or_a_stdio_se
     assert stdio[5 : stdio.index("--")] == ["--cwd", str(ROOT), "-e", "PYTHONPATH=/src"]
     with pytest.raises(ValueError):
         kit.inspector_command(folder=folder)
+    # era=None: Inspector's own default era (legacy, 2025-11-25), no flag at all
+    default = kit.inspector_command(url="http://127.0.0.1:8000/mcp", folder=folder, era=None)
+    assert default == [*http[:3], *http[5:]]
 
 
 def test_inspector_env_is_quiet_private_and_puts_node_22_first(monkeypatch, tmp_path):
