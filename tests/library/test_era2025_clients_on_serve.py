@@ -1,15 +1,18 @@
-"""The official TypeScript SDK v1 client (``@modelcontextprotocol/sdk`` 1.x, protocol 2025-11-25)
-against ``serve`` with its default, both eras (issue 29 item 6): a real ``serve --app
-tests.apps:both_eras`` process and a real Node 22 process on loopback.
+"""Official 2025-11-25 clients against ``serve`` with its default, both eras (issue 29 item 6):
+a real ``serve --app tests.apps:both_eras`` process, and each client as a real process of its
+own on loopback, through a form flow, a three-round flow (form, sampling, roots) and a decline.
 
-``ts_sdk1_client.mjs`` (beside this file) connects with the SDK's ``Client`` and
-``StreamableHTTPClientTransport``, sends ``initialize``, and answers the server's pushed
-``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` with the SDK's own request
-handlers; it prints what it got, and the methods the server pushed, as one JSON line.
+* The TypeScript SDK v1 client (``@modelcontextprotocol/sdk`` 1.x, Node 22):
+  ``ts_sdk1_client.mjs`` (beside this file) connects with the SDK's ``Client`` and
+  ``StreamableHTTPClientTransport``, sends ``initialize``, and answers the server's pushed
+  ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` with the SDK's own
+  request handlers; it prints what it got, and the methods the server pushed, as one JSON line.
+  Node 22 and the SDK come from npm into ``.ts-sdk1/`` (gitignored), as .ci/run's
+  "ts sdk v1 client" stage installs them (``TS_SDK1_INSTALL``).
+* The Python SDK 1.x client (``mcp<2``): ``sdk1_legacy_client.py`` from the ``.sdk1`` venv, as
+  ``test_era2025_http.py`` runs it against the app in-process; here against the command.
 
-Node 22 and the SDK come from npm into ``.ts-sdk1/`` (gitignored), as .ci/run's
-"ts sdk v1 client" stage installs them (``TS_SDK1_INSTALL``).
-Without them the tests skip, naming that command; under CI (``CI`` set) they fail instead.
+Without either install the tests skip, naming the command; under CI (``CI`` set) they fail.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import start_serve, stop_serve
+from tests.library.test_era2025_http import SDK1_CLIENT, sdk1_python
 
 ROOT = Path(__file__).resolve().parents[2]
 TS_SDK1_VERSION = "1.32.2"  # the newest 1.x on npm (2026-12-06); pinned, as CI installs it
@@ -56,7 +60,7 @@ def node() -> str:
 
 
 @pytest.fixture(scope="module")
-def serve(node: str) -> Iterator[str]:
+def serve() -> Iterator[str]:
     """``serve`` as a user starts it (both eras: no flag), ann's bearer token configured."""
     env = {"MRTR_KIT_BEARER_TOKENS": "ann:token-ann"}
     proc, url = start_serve(ROOT, "--app", "tests.apps:both_eras", env=env)
@@ -64,9 +68,9 @@ def serve(node: str) -> Iterator[str]:
     stop_serve(proc)
 
 
-def run_client(node: str, url: str, scenario: str) -> dict[str, object]:
+def run_client(command: list[str], url: str, scenario: str) -> dict[str, object]:
     done = subprocess.run(
-        [node, str(CLIENT), url, scenario],
+        [*command, url, scenario],
         capture_output=True,
         text=True,
         timeout=120,  # a cap for a busy machine, not a speed claim
@@ -94,17 +98,33 @@ def run_client(node: str, url: str, scenario: str) -> dict[str, object]:
 def test_ts_sdk1_client_flows(node: str, serve: str, scenario: str, text: str, pushed: list[str]):
     """The MRTR handler's questions reach the TS v1 client as pushed requests on the call's SSE
     stream, one kind per round, and its answers complete the call in the 2025-11-25 shape."""
-    report = run_client(node, serve, scenario)
+    report = run_client([node, str(CLIENT)], serve, scenario)
     assert report["protocolVersion"] == LEGACY  # the SDK's initialize was answered in its era
     assert report["sessionId"] is True  # and it got a 2025-11-25 session
     assert (report["text"], report["isError"]) == (text, False)
     assert report["pushed"] == pushed
 
 
+FLOWS = [
+    ("form", "Hello ann! Sunny in Oslo."),
+    ("three_rounds", "Lyon in spring: 3 nights in Lyon, saved under file:///home/ann/trips"),
+    ("decline", "No personal forecast for Oslo."),  # ELIC-6: the user's explicit no
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "text"), FLOWS)
+def test_python_sdk1_client_flows_against_serve(serve: str, scenario: str, text: str):
+    """The Python SDK 1.x client's callbacks answer the same pushed requests."""
+    report = run_client([sdk1_python(), str(SDK1_CLIENT)], serve, scenario)
+    assert report["protocolVersion"] == LEGACY
+    assert (report["text"], report["isError"]) == (text, False)
+
+
 @pytest.mark.slow
 def test_ts_sdk1_client_without_elicitation_gets_a_tool_error(node: str, serve: str):
     """KIT: a question the session cannot answer fails as on a 2025-11-25 server, nothing pushed."""
-    report = run_client(node, serve, "no_elicitation")
+    report = run_client([node, str(CLIENT)], serve, "no_elicitation")
     assert report["isError"] is True and report["pushed"] == []
     assert "elicitation.form" in str(report["text"])
 
