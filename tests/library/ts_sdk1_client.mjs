@@ -3,10 +3,10 @@
 // MRTR_TS_SDK1_DIR naming the folder whose node_modules holds the SDK (.ts-sdk1/ by default,
 // made by .ci/run's "ts sdk v1 client" stage).
 //
-// Run by test_era2025_clients_on_serve.py with Node 22. It answers the server's pushed requests with the
-// SDK's own request handlers (elicitation/create, sampling/createMessage, roots/list) and prints
-// one JSON line: the negotiated version, the tool result's text, isError, and the methods the
-// server pushed, in order.
+// Run by test_era2025_clients_on_serve.py with Node 22. It answers the server's pushed
+// requests with the SDK's own request handlers (elicitation/create, sampling/createMessage,
+// roots/list) and prints one JSON line: the negotiated version, the tool result's text,
+// isError, and the methods the server pushed, in order.
 
 import { createRequire } from "node:module";
 import path from "node:path";
