@@ -11,15 +11,19 @@ own on loopback, through a form flow, a three-round flow (form, sampling, roots)
   "ts sdk v1 client" stage installs them (``TS_SDK1_INSTALL``).
 * The Python SDK 1.x client (``mcp<2``): ``sdk1_legacy_client.py`` from the ``.sdk1`` venv, as
   ``test_era2025_http.py`` runs it against the app in-process; here against the command.
+* The Python SDK 2.3 client (``mcp`` 2.3, the ``test`` extra) told to speak 2025-11-25
+  (``Client(url, mode="legacy")``), in this process.
 
 Without either install the tests skip, naming the command; under CI (``CI`` set) they fail.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,9 +72,20 @@ def serve() -> Iterator[str]:
     stop_serve(proc)
 
 
-def run_client(command: list[str], url: str, scenario: str) -> dict[str, object]:
+def spawn_stdio() -> dict[str, object]:
+    """How a stdio client starts ``serve --stdio`` on the library's test app (its own child)."""
+    args = ["-m", "mrtr_kit", "serve", "--stdio", "--app", "tests.apps:both_eras"]
+    return {
+        "command": sys.executable,
+        "args": args,
+        "env": {"PYTHONPATH": str(ROOT)},
+        "cwd": str(ROOT),
+    }
+
+
+def run_client(command: list[str], *args: str) -> dict[str, object]:
     done = subprocess.run(
-        [*command, url, scenario],
+        [*command, *args],
         capture_output=True,
         text=True,
         timeout=120,  # a cap for a busy machine, not a speed claim
@@ -122,6 +137,18 @@ def test_python_sdk1_client_flows_against_serve(serve: str, scenario: str, text:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "text"), FLOWS)
+def test_ts_sdk1_client_flows_over_stdio(node: str, scenario: str, text: str):
+    """The same over stdio: the SDK's StdioClientTransport spawns ``serve --stdio`` (both eras
+    by default), whose first message, a 2025-11-25 ``initialize``, makes it a legacy session."""
+    report = run_client([node, str(CLIENT)], "stdio", scenario, json.dumps(spawn_stdio()))
+    assert report["protocolVersion"] == LEGACY and report["sessionId"] is False
+    assert (report["text"], report["isError"]) == (text, False)
+    kinds = ["elicitation/create", "sampling/createMessage", "roots/list"]
+    assert report["pushed"] == (kinds if scenario == "three_rounds" else kinds[:1])
+
+
+@pytest.mark.slow
 def test_ts_sdk1_client_without_elicitation_gets_a_tool_error(node: str, serve: str):
     """KIT: a question the session cannot answer fails as on a 2025-11-25 server, nothing pushed."""
     report = run_client([node, str(CLIENT)], serve, "no_elicitation")
@@ -132,3 +159,71 @@ def test_ts_sdk1_client_without_elicitation_gets_a_tool_error(node: str, serve: 
 def test_ci_installs_the_pinned_version():
     """CI's install stage and this test name the same release (else CI would fail every run)."""
     assert f'local version="{TS_SDK1_VERSION}"' in (ROOT / ".ci" / "run").read_text()
+
+
+# -- the Python SDK 2.3 client in its legacy mode -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def serve_open() -> Iterator[str]:
+    """``serve`` with no authentication (the SDK 2.3 ``Client(url)`` sends no credential)."""
+    proc, url = start_serve(ROOT, "--app", "tests.apps:both_eras")
+    yield url
+    stop_serve(proc)
+
+
+async def sdk2_legacy_call(url: str, scenario: str) -> tuple[str, bool, list[str]]:
+    """One tool call by ``mcp.Client(url, mode="legacy")``; what it got and what was pushed."""
+    try:
+        from mcp import Client
+        from mcp_types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
+    except ImportError:
+        message = 'the official SDK is not installed (pip install "mcp==2.3.*")'
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must install the test extra")
+        pytest.skip(message)
+    pushed: list[str] = []
+
+    async def elicit(context: object, params: object) -> ElicitResult:
+        pushed.append("elicitation/create")
+        if scenario == "decline":
+            return ElicitResult(action="decline")
+        fields = getattr(params, "requested_schema", {}).get("properties", {})
+        if "login" in fields:
+            return ElicitResult(action="accept", content={"login": "ann"})
+        return ElicitResult(action="accept", content={"city": "Lyon", "nights": 3})
+
+    async def sample(context: object, params: object) -> CreateMessageResult:
+        pushed.append("sampling/createMessage")
+        text = TextContent(type="text", text="Lyon in spring")
+        return CreateMessageResult(role="assistant", content=text, model="stand-in")
+
+    async def roots(context: object) -> ListRootsResult:
+        pushed.append("roots/list")
+        return ListRootsResult(roots=[Root(uri="file:///home/ann/trips", name="trips")])
+
+    tool, arguments = (
+        ("plan_trip", {}) if scenario == "three_rounds" else ("get_weather", {"city": "Oslo"})
+    )
+    async with Client(
+        url,
+        mode="legacy",
+        elicitation_callback=elicit,
+        sampling_callback=sample,
+        list_roots_callback=roots,
+    ) as client:
+        result = await client.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    return text, bool(result.is_error), pushed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "text"), FLOWS)
+def test_python_sdk2_client_in_legacy_mode_against_serve(serve_open: str, scenario: str, text: str):
+    """The SDK 2.3 client, kept to 2025-11-25, gets the same handler's questions pushed."""
+    got, is_error, pushed = asyncio.run(sdk2_legacy_call(serve_open, scenario))
+    assert (got, is_error) == (text, False)
+    expected = ["elicitation/create"]
+    if scenario == "three_rounds":
+        expected += ["sampling/createMessage", "roots/list"]
+    assert pushed == expected

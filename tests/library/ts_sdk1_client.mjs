@@ -1,7 +1,9 @@
 // The official TypeScript SDK v1 client (@modelcontextprotocol/sdk 1.x, protocol 2025-11-25)
-// against a kit server that serves both eras: `node ts_sdk1_client.mjs URL SCENARIO`, with
-// MRTR_TS_SDK1_DIR naming the folder whose node_modules holds the SDK (.ts-sdk1/ by default,
-// made by .ci/run's "ts sdk v1 client" stage).
+// against a kit server that serves both eras: `node ts_sdk1_client.mjs URL SCENARIO` over
+// Streamable HTTP, or `node ts_sdk1_client.mjs stdio SCENARIO '{"command": ..., "args": [...],
+// "env": {...}, "cwd": ...}'` over stdio (the SDK's StdioClientTransport starts the server as its
+// child), with MRTR_TS_SDK1_DIR naming the folder whose node_modules holds the SDK (.ts-sdk1/
+// by default, made by .ci/run's "ts sdk v1 client" stage).
 //
 // Run by test_era2025_clients_on_serve.py with Node 22. It answers the server's pushed
 // requests with the SDK's own request handlers (elicitation/create, sampling/createMessage,
@@ -18,13 +20,14 @@ const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require(
   "@modelcontextprotocol/sdk/client/streamableHttp.js",
 );
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } = require("@modelcontextprotocol/sdk/types.js");
 
-const [url, scenario] = process.argv.slice(2);
+const [url, scenario, spawn] = process.argv.slice(2);
 const pushed = []; // the server-to-client requests, in the order they came
 
 function answerForm(request) {
@@ -48,20 +51,30 @@ client.setRequestHandler(ListRootsRequestSchema, (request) => {
   return { roots: [{ uri: "file:///home/ann/trips", name: "trips" }] };
 });
 
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: "Bearer token-ann" } },
-});
+const transport =
+  url === "stdio"
+    ? new StdioClientTransport(JSON.parse(spawn))
+    : new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: "Bearer token-ann" } },
+      });
+// The version initialize agreed on, as the client hands it to its transport.
+let negotiated;
+const setVersion = transport.setProtocolVersion?.bind(transport);
+transport.setProtocolVersion = (version) => {
+  negotiated = version;
+  setVersion?.(version);
+};
 await client.connect(transport);
 const [tool, args] =
   scenario === "three_rounds" ? ["plan_trip", {}] : ["get_weather", { city: "Oslo" }];
 const result = await client.callTool({ name: tool, arguments: args });
 const report = {
-  protocolVersion: transport.protocolVersion,
+  protocolVersion: negotiated,
   sessionId: Boolean(transport.sessionId),
   text: result.content?.[0]?.text ?? "",
   isError: Boolean(result.isError),
   pushed,
 };
-await transport.terminateSession(); // DELETE: the server's session ends with the client
+if (transport.sessionId) await transport.terminateSession(); // DELETE: the session ends too
 await client.close();
 console.log(JSON.stringify(report));
