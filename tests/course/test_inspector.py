@@ -23,9 +23,10 @@ What the server received is read from its trace (``serve --trace``): each retry 
 answers keyed as asked, and for ``book_table`` the state Inspector echoed verified.
 
 One more test has Inspector spawn ``serve --stdio --example weather`` itself (as
-``kit.py inspector --stdio`` does) and fills the form over stdio. And one starts a second
-Inspector on the same server in Inspector's own default era (no ``--protocol-era``: ``legacy``,
-2025-11-25), as most users start it: the form comes as a pushed ``elicitation/create`` (issue 29).
+``kit.py inspector --stdio`` does) and fills the form over stdio. Two more start Inspector
+in its own default era (no ``--protocol-era``: ``legacy``, 2025-11-25), as most users start it,
+on the lessons' server over HTTP and spawning ``serve --stdio``: the form comes as a pushed
+``elicitation/create`` (issue 29).
 
 Without ``.inspector/`` the tests skip, naming the command that installs it; under CI (``CI``
 set, as ``.ci/run`` sets it, and installs Inspector first) they fail instead. A screenshot of the
@@ -133,25 +134,36 @@ def inspector(lessons: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
         kit.stop(process)  # by its PID; closing the browser would not disconnect its backend
 
 
-@pytest.fixture(scope="module")
-def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@contextmanager
+def inspector_on_stdio(work: Path, era: str | None) -> Iterator[Server]:
     """Inspector spawning ``serve --stdio --example weather`` itself, as ``kit.py inspector
-    --stdio`` has it do. Inspector hands a stdio server only a few variables (PATH, HOME...):
-    PYTHONPATH is passed on, so the server is this checkout's kit. Yields Inspector's URL and
-    the server's trace."""
-    work = tmp_path_factory.mktemp("inspector-stdio")
+    --stdio`` has it do, in protocol ``era`` (None: Inspector's default, legacy). Inspector
+    hands a stdio server only a few variables (PATH, HOME...): PYTHONPATH is passed on, so the
+    server is this checkout's kit. Yields Inspector's URL and the server's trace."""
     token, port = secrets.token_hex(16), kit.free_port()
     env = kit.inspector_env(token, work / "home", port)
     trace = work / "rounds.jsonl"
     serve = [sys.executable, "-m", "mrtr_kit", "serve", "--stdio", "--example", "weather"]
     serve += ["--trace", str(trace)]
     passed = {k: os.environ[k] for k in ("PYTHONPATH",) if os.environ.get(k)}
-    command = kit.inspector_command(stdio=serve, env=passed)
+    command = kit.inspector_command(stdio=serve, env=passed, era=era)
     process = kit.start_inspector(command, env, work / "log.txt")
     try:
         yield Server(kit.inspector_url(port, token), trace)
     finally:
         kit.stop(process)  # it ends its stdio child too
+
+
+@pytest.fixture(scope="module")
+def inspector_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with inspector_on_stdio(tmp_path_factory.mktemp("inspector-stdio"), "modern") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def inspector_stdio_legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with inspector_on_stdio(tmp_path_factory.mktemp("inspector-stdio-legacy"), None) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -374,4 +386,21 @@ def test_inspector_spawns_serve_stdio_and_the_form_flow_completes(
     first, retry = inspector_stdio.calls("get_weather")
     assert (first["outcome"], first["asked"]) == ("input_required", ["login"])
     assert retry["id"] != first["id"]
+    assert (retry["answers"], retry["outcome"]) == ({"login": "accept"}, "complete")
+
+
+def test_inspector_in_its_default_era_spawns_serve_stdio_and_the_form_is_pushed(
+    inspector_stdio_legacy: Server, chromium_browser: Any
+) -> None:
+    """Issue 29, over stdio: Inspector's first message to ``serve --stdio`` is a 2025-11-25
+    ``initialize``, which makes the connection a legacy session; the form comes as a pushed
+    ``elicitation/create`` line, and the handler's two rounds run in-process."""
+    with tool_page(chromium_browser, inspector_stdio_legacy.url, era="MCP 2025-11-25") as page:
+        page.get_by_role("button", name="Execute Tool").click()
+        dialog = form_dialog(page, QUESTION, mrtr=False)
+        dialog.get_by_role("textbox", name="Your login", exact=True).fill("ada")
+        dialog.get_by_role("button", name="Submit").click()
+        result_text(page, f"Hello ada! Weather now in {CITY}")
+    first, retry = inspector_stdio_legacy.calls("get_weather")
+    assert (first["outcome"], first["asked"]) == ("input_required", ["login"])
     assert (retry["answers"], retry["outcome"]) == ({"login": "accept"}, "complete")
