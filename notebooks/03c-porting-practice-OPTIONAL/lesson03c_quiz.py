@@ -21,7 +21,7 @@ END = Quiz(
                 "Nothing goes wrong: every instance imports the same module, so they share `DAYS`.",
                 "Each process has its own copy of a module's globals; what one instance stored "
                 "is not in another's memory. What earlier rounds learned travels in "
-                "`requestState` (MIG-2).",
+                "`requestState` (MIG-2 step).",
             ),
             Option(
                 "Nothing goes wrong: the client sends the day again with the hours.",
@@ -31,7 +31,7 @@ END = Quiz(
             _right(
                 "That instance has no day for the shop: the port asks for the day again, or "
                 "fails; the day belongs in the state returned with the hours question.",
-                "MIG-2: each earlier answer still needed moves into `requestState`, which "
+                "MIG-2 step: each earlier answer still needed moves into `requestState`, which "
                 "every instance holding the key can open; process memory is one instance's.",
             ),
         ),
@@ -42,18 +42,18 @@ END = Quiz(
                 "When the final response is lost and the client sends the final retry again, "
                 "with the same answers and state, under a new id.",
                 "HTTP-26 MUST: a client that still wants the answer re-sends the request; the "
-                "handler runs once per round that arrives, the repeat too (MIG-3). File under "
+                "handler runs once per round that arrives, the repeat too (MIG-3 step). File under "
                 "a key sealed in the state, so the repeat gets the same ticket.",
             ),
             Option(
                 "Never: the code after the last answer runs once per call.",
                 "It runs once per request that reaches the server, and the last request can "
-                "arrive twice (HTTP-26 MUST, MIG-3).",
+                "arrive twice (HTTP-26 MUST, MIG-3 step).",
             ),
             Option(
                 "Only when an attacker replays the state; the HMAC on the state stops that.",
                 "The repeat comes from an honest client, and its state is genuine: integrity "
-                "(MRTR-S4a) says who wrote a state, not that it is used once.",
+                "(MRTR-S4a MUST) says who wrote a state, not that it is used once.",
             ),
         ),
         _q(
@@ -68,12 +68,12 @@ END = Quiz(
                 "A hash of the title.",
                 "Two calls about the same title would share one ticket, and the second user "
                 "would get the first one's: the key must belong to the call, which is what a "
-                "random value in the state gives (MIG-3).",
+                "random value in the state gives (MIG-3 step).",
             ),
             _right(
                 "A random value made on round 1 and carried in the sealed `requestState`.",
                 "It is the same on every round of one call, the repeat included, and "
-                "different for each call; the client cannot change it (MRTR-S4a, MIG-3).",
+                "different for each call; the client cannot change it (MRTR-S4a MUST, MIG-3 step).",
             ),
         ),
     ),

@@ -430,7 +430,7 @@ def test_a_full_day_without_its_breaks_or_install_is_caught():
     and leaves one long break; no install row; 01b back in the day; 03b before 03."""
     full = (INSTRUCTORS / "plan-full-day.md").read_text(encoding="utf-8")
     no_break = full.replace(
-        "| 10:57 | 15 | Break | `stated: break` |", "| 10:57 | 15 | Q&A | `stated: buffer` |"
+        "| 11:02 | 15 | Break | `stated: break` |", "| 11:02 | 15 | Q&A | `stated: buffer` |"
     )
     problems = " ".join(day_problems(no_break))
     assert "without a break" in problems and "two breaks" in problems
