@@ -201,6 +201,9 @@ def test_the_notebook_closes_with_key_points_caveats_the_cheatsheet_and_a_link()
     assert "[docs/cheatsheet.md](../../docs/cheatsheet.md)" in last
     target = last.split("**Next**", 1)[1].split(".ipynb)", 1)[0].rsplit("(", 1)[1] + ".ipynb"
     assert (NOTEBOOK.parent / target).exists()
+    # 03b follows 03; the optional practice lesson 03c (03's former exercises 3 and 4) is named
+    assert target == "../03b-serving-both-eras/03b-serving-both-eras.ipynb", target
+    assert "](../03c-porting-practice-OPTIONAL/03c-porting-practice-OPTIONAL.ipynb)" in last
 
 
 def test_trap_3_asks_for_stable_keys_not_for_fixed_messages():
