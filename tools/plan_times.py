@@ -42,6 +42,7 @@ LESSON_NAMES = {  # the guide's table names each lesson by its short title
     "02": "02 · Securing `requestState`",
     "02b": "02b · Rotation and single use",
     "03": "03 · Migrating from server requests",
+    "03c": "03c · Porting practice",
     "04": "04 · Port your own server (capstone)",
     "05": "05 · A real host",
 }

@@ -11,8 +11,9 @@ checkpoints are in ``lesson03_checkpoints.py``, beside this file.
 * the traps of porting, run in this process: ``run_trap``;
 * the capability gate the learner writes: ``guided_walk``, the tool it guards
   (``make_guided_walk``), and ``without_forms``, the refusal on the wire;
-* the exercises: the legacy tools to port (``pick_seat_legacy``, ``rent_bike_legacy``,
-  ``open_ticket_legacy``) and what they need (forms, questions, texts, ``Tracker``).
+* exercise 2: the legacy tool to port (``pick_seat_legacy``) and what it needs (its form,
+  question and text). The practice ports (``rent_bike_legacy``, ``open_ticket_legacy``) are in
+  ``../03c-porting-practice-OPTIONAL/lesson03c_lab.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import html
 import inspect
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mrtr_course.examples import trip_planner, trip_traps
@@ -212,6 +213,11 @@ WALK_SCHEMA: dict[str, Any] = {
     "properties": {"town": {"type": "string", "minLength": 1}},
     "required": ["town"],
 }
+DAY_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {"day": {"type": "string", "title": "Day", "format": "date"}},
+    "required": ["day"],
+}
 PEOPLE_FORM: dict[str, Any] = {
     "type": "object",
     "properties": {"people": {"type": "integer", "title": "People", "minimum": 1, "maximum": 12}},
@@ -310,99 +316,3 @@ async def pick_seat_legacy(ctx: LegacyToolContext) -> str:
     if answer.action != "accept" or validate_content(SEAT_FORM, answer.content):
         return f"No seat chosen on {flight}."
     return seat_text(flight, str((answer.content or {})["seat"]))
-
-
-# -- exercise 3: carry the first answer ------------------------------------------------------------
-
-DAY_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"day": {"type": "string", "title": "Day", "format": "date"}},
-    "required": ["day"],
-}
-HOURS_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {"hours": {"type": "integer", "title": "Hours", "minimum": 1, "maximum": 8}},
-    "required": ["hours"],
-}
-BIKE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"shop": {"type": "string", "minLength": 1}},
-    "required": ["shop"],
-}
-
-
-def ask_day(shop: str) -> ElicitRequest:
-    return elicit_form(f"Which day do you want a bike from {shop}?", DAY_FORM)
-
-
-def ask_hours(shop: str, day: str) -> ElicitRequest:
-    return elicit_form(f"How many hours on {day}?", HOURS_FORM)
-
-
-def bike_text(shop: str, day: str, hours: int) -> str:
-    return f"Bike from {shop} booked on {day} for {hours} h."
-
-
-async def rent_bike_legacy(ctx: LegacyToolContext) -> str:
-    shop = ctx.arguments["shop"]
-    day = await ctx.elicit(f"Which day do you want a bike from {shop}?", DAY_FORM)
-    if day.action != "accept":
-        return "No bike booked."
-    when = str((day.content or {})["day"])
-    hours = await ctx.elicit(f"How many hours on {when}?", HOURS_FORM)
-    if hours.action != "accept":
-        return "No bike booked."
-    return bike_text(shop, when, int((hours.content or {})["hours"]))
-
-
-# -- exercise 4: one side effect -------------------------------------------------------------------
-
-SEVERITY_FORM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "severity": {"type": "string", "title": "Severity", "enum": ["low", "high"]},
-    },
-    "required": ["severity"],
-}
-TICKET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"title": {"type": "string", "minLength": 1}},
-    "required": ["title"],
-}
-
-
-@dataclass
-class Tracker:
-    """An issue tracker that counts what it is asked to do."""
-
-    drafts: list[str] = field(default_factory=list)  # drafts opened, ever
-    tickets: list[tuple[str, str]] = field(default_factory=list)  # (title, severity)
-    by_key: dict[str, str] = field(default_factory=dict)  # idempotency key -> ticket number
-
-    def open_draft(self, title: str) -> int:
-        self.drafts.append(title)
-        return len(self.drafts)
-
-    def file(self, title: str, severity: str, *, key: str | None = None) -> str:
-        """File a ticket and return its number. With ``key`` (an idempotency key), the first
-        call files and every later call with that key returns the same number, filing nothing."""
-        if key is not None and key in self.by_key:
-            return self.by_key[key]
-        self.tickets.append((title, severity))
-        number = f"T-{len(self.tickets)}"
-        if key is not None:
-            self.by_key[key] = number
-        return number
-
-
-def ask_severity(title: str) -> ElicitRequest:
-    return elicit_form(f"How bad is {title!r}?", SEVERITY_FORM)
-
-
-async def open_ticket_legacy(ctx: LegacyToolContext, tracker: Tracker) -> str:
-    title = ctx.arguments["title"]
-    tracker.open_draft(title)  # before the question: fine when the tool runs once
-    answer = await ctx.elicit(f"How bad is {title!r}?", SEVERITY_FORM)
-    if answer.action != "accept":
-        return "No ticket filed."
-    return f"Filed {tracker.file(title, str((answer.content or {})['severity']))}: {title}."

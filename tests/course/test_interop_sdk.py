@@ -37,6 +37,7 @@ except ImportError:
     HAVE_MCP = False
 
 pytestmark = pytest.mark.slow
+PRACTICE = "03c-porting-practice-OPTIONAL"  # 03's exercises 3 and 4, moved
 EXPECTED = "Reserved a double room in Lisbon: 3 nights from 2026-09-01, 360 EUR."
 
 
@@ -258,13 +259,16 @@ def test_official_sdk_legacy_client_against_the_kits_legacy_server(kit: tuple[Fl
 
 
 def test_the_kit_imports_without_the_official_sdk():
-    """Lesson 03's own modules, beside its notebook, import the SDK only when a cell uses it."""
+    """Lesson 03's own modules, beside its notebook, and those of its practice lesson 03c import
+    the SDK only when a cell uses it."""
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None\n"
         f"sys.path.insert(0, {str(Path(lesson.__file__).parent)!r})\n"
         "import mrtr_kit, mrtr_kit.__main__, mrtr_course.examples, mrtr_course.fleet\n"
         "import mrtr_course.legacy, mrtr_course.trips, mrtr_course.users\n"
+        f"sys.path.insert(0, {str(Path(lesson.__file__).parents[1] / PRACTICE)!r})\n"
         "import lesson03_lab, lesson03_checkpoints, mrtr_course.sdk_port\n"
+        "import mrtr_course.port_checks, lesson03c_lab, lesson03c_checkpoints\n"
         "print('ok')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

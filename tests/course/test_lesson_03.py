@@ -29,8 +29,6 @@ SOLUTIONS = NOTEBOOK.parent / "solutions"
 CHECKPOINTS = {
     "require_forms": (checkpoints.check_require_forms, "03_require_forms.py"),
     "pick_seat": (checkpoints.check_pick_seat, "03_pick_seat.py"),
-    "rent_bike": (checkpoints.check_rent_bike, "03_rent_bike.py"),
-    "open_ticket": (checkpoints.check_open_ticket, "03_open_ticket.py"),
 }
 
 
@@ -71,21 +69,15 @@ SOLUTION = (
     "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
     "replaced by the solution. Run it once more, then run the checkpoint below."
 )
-LEGACY = {
-    "pick_seat": lesson.pick_seat_legacy,
-    "rent_bike": lesson.rent_bike_legacy,
-    "open_ticket": lesson.open_ticket_legacy,
-}
+LEGACY = {"pick_seat": lesson.pick_seat_legacy}
 
 
 def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoint():
     """notes/LESSONS.md: one layout in every notebook (issue 9, item 10)."""
     all_cells = cells()
     starts = [i for i, c in enumerate(all_cells) if source(c).startswith("### Exercise ")]
-    assert len(starts) == 4
-    for n, (i, name) in enumerate(
-        zip(starts, ("require_forms", "pick_seat", "rent_bike", "open_ticket"), strict=True), 1
-    ):
+    assert len(starts) == 2  # exercises 3 and 4 moved to 03c (tests/course/test_lesson_03c.py)
+    for n, (i, name) in enumerate(zip(starts, ("require_forms", "pick_seat"), strict=True), 1):
         check, filename = CHECKPOINTS[name]
         task, stub_cell, hint, checkpoint = all_cells[i : i + 4]
         assert re.match(rf"### Exercise {n} · \S.* \(\d+ min\)\n", source(task))
@@ -99,8 +91,10 @@ def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoi
         assert source(hint).rstrip().endswith(SOLUTION)
         assert checkpoint["cell_type"] == "code"
         assert source(checkpoint) == f"await {check.__name__}({name})"
-    intro = next(source(c) for c in all_cells if source(c).startswith("## 5. Exercises"))
+    intro = next(source(c) for c in all_cells if source(c).startswith("## 5. Exercise"))
     assert SOLUTION in " ".join(intro.split())
+    practice = "../03c-porting-practice-OPTIONAL/03c-porting-practice-OPTIONAL.ipynb"
+    assert f"]({practice})" in intro and (NOTEBOOK.parent / practice).exists()
 
 
 @pytest.mark.parametrize("name", sorted(CHECKPOINTS))
@@ -137,21 +131,6 @@ def seat_reading_content_first(ctx: Any) -> Any:
     return lesson.seat_text(flight, seat)
 
 
-def bike_reading_content_first(ctx: Any) -> Any:
-    solved = runpy.run_path(str(SOLUTIONS / "03_rent_bike.py"))["rent_bike"]
-    day = ctx.elicitation("day")
-    if day is not None and not (ctx.state or {}):
-        _ = day.content["day"]  # the mistake: content read before the action
-    return solved(ctx)
-
-
-def ticket_without_decline_check(ctx: Any, tracker: lesson.Tracker) -> Any:
-    answer = ctx.elicitation("severity")
-    if answer is None:
-        return ctx.input_required({"severity": lesson.ask_severity(ctx.arguments["title"])})
-    return f"Filed {tracker.file(ctx.arguments['title'], 'low')}: {ctx.arguments['title']}."
-
-
 @pytest.mark.parametrize(
     ("check", "handler", "complaint"),
     [
@@ -160,8 +139,6 @@ def ticket_without_decline_check(ctx: Any, tracker: lesson.Tracker) -> Any:
         (checkpoints.check_pick_seat, lambda ctx: 1 / 0, "raised ZeroDivisionError"),
         (checkpoints.check_pick_seat, seat_reading_content_first, "with a declined answer"),
         (checkpoints.check_pick_seat, seat_reading_content_first, "raised TypeError"),
-        (checkpoints.check_rent_bike, bike_reading_content_first, "with a declined answer"),
-        (checkpoints.check_open_ticket, ticket_without_decline_check, "one high ticket"),
     ],
 )
 def test_checkpoints_say_what_is_wrong(check: Any, handler: Any, complaint: str):
@@ -224,6 +201,9 @@ def test_the_notebook_closes_with_key_points_caveats_the_cheatsheet_and_a_link()
     assert "[docs/cheatsheet.md](../../docs/cheatsheet.md)" in last
     target = last.split("**Next**", 1)[1].split(".ipynb)", 1)[0].rsplit("(", 1)[1] + ".ipynb"
     assert (NOTEBOOK.parent / target).exists()
+    # 03b follows 03; the optional practice lesson 03c (03's former exercises 3 and 4) is named
+    assert target == "../03b-serving-both-eras/03b-serving-both-eras.ipynb", target
+    assert "](../03c-porting-practice-OPTIONAL/03c-porting-practice-OPTIONAL.ipynb)" in last
 
 
 def test_trap_3_asks_for_stable_keys_not_for_fixed_messages():
@@ -312,78 +292,6 @@ def test_the_correct_port_reserves_once_and_a_decline_reserves_nothing():
     text, desk = asyncio.run(go(accept=False))
     assert text == "You declined: no trip to Rome planned. Nothing was reserved."
     assert desk.reservations == []
-
-
-# -- Error 1: the rent_bike checkpoint runs every round on a fresh instance -----------------------
-
-DAYS: dict[str, str] = {}  # the wrong answer's memory: one process's, not the call's
-
-
-def bike_with_a_module_dict(ctx: Any) -> Any:
-    """A plausible wrong answer (issue 19, error 1): the day kept in a module-level dict."""
-    shop = ctx.arguments["shop"]
-    day = ctx.elicitation("day")
-    if day is not None:
-        if day.action != "accept":
-            return "No bike booked."
-        DAYS[shop] = day.content["day"]
-    if shop not in DAYS:
-        return ctx.input_required({"day": lesson.ask_day(shop)})
-    hours = ctx.elicitation("hours")
-    if hours is None:
-        return ctx.input_required({"hours": lesson.ask_hours(shop, DAYS[shop])})
-    if hours.action != "accept":
-        return "No bike booked."
-    return lesson.bike_text(shop, DAYS[shop], hours.content["hours"])
-
-
-def bike_with_a_closure() -> Any:
-    """The same memory, hidden in a closure the fresh instance cannot empty: the state check
-    catches it."""
-    memory: dict[str, str] = {}
-
-    def rent_bike(ctx: Any) -> Any:
-        shop = ctx.arguments["shop"]
-        day = ctx.elicitation("day")
-        if day is not None:
-            if day.action != "accept":
-                return "No bike booked."
-            memory[shop] = day.content["day"]
-        if shop not in memory:
-            return ctx.input_required({"day": lesson.ask_day(shop)})
-        hours = ctx.elicitation("hours")
-        if hours is None:
-            return ctx.input_required({"hours": lesson.ask_hours(shop, memory[shop])}, {})
-        if hours.action != "accept":
-            return "No bike booked."
-        return lesson.bike_text(shop, memory[shop], hours.content["hours"])
-
-    return rent_bike
-
-
-@pytest.mark.parametrize("handler", [bike_with_a_module_dict, bike_with_a_closure()])
-def test_a_day_kept_in_memory_fails_exercise_3_and_is_named(handler: Any):
-    """Error 1: such a port passed with "the day rode along in the state" (it did not).
-    MIG-2: what earlier rounds gathered travels in requestState, not in one process."""
-    DAYS.clear()
-    result = asyncio.run(checkpoints.check_rent_bike(handler))
-    assert not result.passed, result
-    assert "the day was kept in this process's memory" in result.message
-    assert "not in requestState" in result.message
-    if handler is bike_with_a_module_dict:
-        assert "(DAYS)" in result.message
-
-
-def test_a_fresh_instance_restores_the_learners_containers_and_names_the_changed_ones():
-    DAYS.clear()
-    instances = checkpoints.FreshInstances(bike_with_a_module_dict)
-    assert list(instances.snapshot) == ["DAYS"]  # not the lesson's imported forms
-    run = instances.new()
-    assert run.__globals__["DAYS"] == {} and run.__globals__["DAYS"] is not DAYS
-    assert run.__globals__["lesson"] is lesson and instances.memory == []
-    run.__globals__["DAYS"]["Velo"] = "2026-09-02"  # what a round would do
-    assert instances.memory == ["DAYS"] and DAYS == {}
-    assert instances.new().__globals__["DAYS"] == {}
 
 
 # -- Exercise 1: the capability gate ---------------------------------------------------------------
@@ -566,7 +474,7 @@ def test_the_kits_form_timeout_is_tagged_kit_not_elic_6():
     assert "10 minutes, the kit's choice (KIT)" in text
 
 
-# -- Exercises 2-4: ports that use answers unchecked, or file twice (issue 31, S2 and S3) ---------
+# -- Exercise 2: a port that uses answers unchecked (issue 31, S2; 03c tests the other ports) -----
 
 
 def pick_seat_unchecked(ctx: Any) -> Any:
@@ -579,55 +487,10 @@ def pick_seat_unchecked(ctx: Any) -> Any:
     return lesson.seat_text(flight, answer.content["seat"])  # "middle": KeyError, -32603
 
 
-def rent_bike_unchecked(ctx: Any) -> Any:
-    shop = ctx.arguments["shop"]
-    state = ctx.state or {}
-    if "day" not in state:
-        day = ctx.elicitation("day")
-        if day is None:
-            return ctx.input_required({"day": lesson.ask_day(shop)}, state)
-        if day.action != "accept":
-            return "No bike booked."
-        state = {"day": day.content["day"]}  # "next friday" taken as a day
-    hours = ctx.elicitation("hours")
-    if hours is None:
-        return ctx.input_required({"hours": lesson.ask_hours(shop, state["day"])}, state)
-    if hours.action != "accept":
-        return "No bike booked."
-    return lesson.bike_text(shop, state["day"], hours.content["hours"])
-
-
-def open_ticket_unchecked(ctx: Any, tracker: Any) -> Any:
-    title = ctx.arguments["title"]
-    answer = ctx.elicitation("severity")
-    if answer is None:
-        return ctx.input_required({"severity": lesson.ask_severity(title)})
-    if answer.action != "accept":
-        return "No ticket filed."
-    return f"Filed {tracker.file(title, answer.content['severity'])}: {title}."
-
-
-def open_ticket_files_every_retry(ctx: Any, tracker: Any) -> Any:
-    title = ctx.arguments["title"]
-    severity = ctx.form("severity", f"How bad is {title!r}?", lesson.SEVERITY_FORM)
-    if severity.needs_asking:
-        return severity.ask()
-    if not severity.accepted:
-        return "No ticket filed."
-    return f"Filed {tracker.file(title, severity.content['severity'])}: {title}."  # no key
-
-
 @pytest.mark.parametrize(
     ("name", "port", "diagnosis"),
     [
         ("pick_seat", pick_seat_unchecked, "with the seat 'middle' (not a choice) under 'seat'"),
-        ("rent_bike", rent_bike_unchecked, "with the day 'next friday' (not a date) under 'day'"),
-        (
-            "open_ticket",
-            open_ticket_unchecked,
-            "with the severity 'critical' (not a choice) under 'severity'",
-        ),
-        ("open_ticket", open_ticket_files_every_retry, "filed a second ticket"),
     ],
 )
 def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effect(

@@ -20,6 +20,8 @@ import lesson01b_checkpoints
 import lesson01b_quiz
 import lesson03_checkpoints
 import lesson03_lab
+import lesson03c_checkpoints
+import lesson03c_lab
 import pytest
 
 from mrtr_course.examples import booking, trip_planner, weather
@@ -32,10 +34,12 @@ from tests.lesson_files import LESSONS, ROOT
 
 L01B = LESSONS / "01b-more-ways-to-ask-OPTIONAL"
 L03 = LESSONS / "03-migrating-from-server-requests"
+L03C = LESSONS / "03c-porting-practice-OPTIONAL"  # 03's exercises 3 and 4 moved here
 L04 = LESSONS / "04-port-your-own-server"
 NOTEBOOKS = {
     "01b": L01B / "01b-more-ways-to-ask-OPTIONAL.ipynb",
     "03": L03 / "03-migrating-from-server-requests.ipynb",
+    "03c": L03C / "03c-porting-practice-OPTIONAL.ipynb",
     "04": L04 / "04-port-your-own-server.ipynb",
 }
 COURSE = ROOT / "course" / "mrtr_course"
@@ -160,7 +164,7 @@ def pick_seat(ctx):
     return seat_text(flight, answer.content["seat"])
 """,
     "rent_bike": """
-from lesson03_lab import ask_day, ask_hours, bike_text
+from lesson03c_lab import ask_day, ask_hours, bike_text
 
 def rent_bike(ctx):
     shop = ctx.arguments["shop"]
@@ -180,7 +184,7 @@ def rent_bike(ctx):
     return bike_text(shop, state["day"], hours.content["hours"])
 """,
     "open_ticket": """
-from lesson03_lab import ask_severity
+from lesson03c_lab import ask_severity
 
 def open_ticket(ctx, tracker):
     title = ctx.arguments["title"]
@@ -191,6 +195,19 @@ def open_ticket(ctx, tracker):
         return "No ticket filed."
     return f"Filed {tracker.file(title, answer.content['severity'])}: {title}."
 """,
+}
+
+
+# Exercise 2 of 03; rent_bike and open_ticket, once 03's exercises 3 and 4, are 03c's 1 and 2.
+CHECKPOINTS = {
+    "pick_seat": lesson03_checkpoints,
+    "rent_bike": lesson03c_checkpoints,
+    "open_ticket": lesson03c_checkpoints,
+}
+SOLUTIONS = {
+    "pick_seat": L03 / "solutions" / "03_pick_seat.py",
+    "rent_bike": L03C / "solutions" / "03c_rent_bike.py",
+    "open_ticket": L03C / "solutions" / "03c_open_ticket.py",
 }
 
 
@@ -217,7 +234,7 @@ def test_s2_the_01b_colour_solution_passes_and_the_unvalidating_one_fails(tmp_pa
 def test_s2_the_old_unvalidating_03_solutions_fail_their_checkpoints_naming_elic14(
     tmp_path, name: str
 ):
-    check = getattr(lesson03_checkpoints, f"check_{name}")
+    check = getattr(CHECKPOINTS[name], f"check_{name}")
     result = run(check(_load(tmp_path, name, OLD_03[name])))
     assert not result.passed
     assert "does not fit the form" in result.message
@@ -227,14 +244,14 @@ def test_s2_the_old_unvalidating_03_solutions_fail_their_checkpoints_naming_elic
 @pytest.mark.parametrize("name", ["pick_seat", "rent_bike", "open_ticket"])
 def test_s2_the_03_solutions_ask_again_for_an_accept_with_no_content(name: str):
     """An ``accept`` with no content never gives -32603: it is asked again."""
-    handler = runpy.run_path(str(L03 / "solutions" / f"03_{name}.py"))[name]
+    handler = runpy.run_path(str(SOLUTIONS[name]))[name]
     args = {
         "pick_seat": {"flight": "LX 1"},
         "rent_bike": {"shop": "V"},
         "open_ticket": {"title": "T"},
     }
     key = {"pick_seat": "seat", "rent_bike": "day", "open_ticket": "severity"}[name]
-    tracker = lesson03_lab.Tracker()
+    tracker = lesson03c_lab.Tracker()
     server = McpServer("t", state_keys=KeyRing.generate())
 
     def tool(ctx: Any) -> Any:
@@ -293,7 +310,7 @@ def test_s3_lesson_03_has_the_final_retry_trap_with_its_run():
 
 
 OPEN_TICKET_TWICE = """
-from lesson03_lab import SEVERITY_FORM
+from lesson03c_lab import SEVERITY_FORM
 
 def open_ticket(ctx, tracker):
     title = ctx.arguments["title"]
@@ -308,7 +325,7 @@ def open_ticket(ctx, tracker):
 
 def test_s3_a_validating_open_ticket_that_files_every_final_retry_fails_naming_http26(tmp_path):
     result = run(
-        lesson03_checkpoints.check_open_ticket(_load(tmp_path, "open_ticket", OPEN_TICKET_TWICE))
+        lesson03c_checkpoints.check_open_ticket(_load(tmp_path, "open_ticket", OPEN_TICKET_TWICE))
     )
     assert not result.passed
     assert "filed a second ticket" in result.message
@@ -385,6 +402,7 @@ def test_m7_no_reference_to_a_digest_section_a_learner_cannot_open():
     for path in [
         L01B / "lesson01b_quiz.py",
         L03 / "lesson03_quiz.py",
+        L03C / "lesson03c_quiz.py",
         L04 / "lesson04_quiz.py",
         COURSE / "examples" / "weather.py",
         COURSE / "examples" / "travel_guide.py",

@@ -1,4 +1,4 @@
-from lesson03_lab import DAY_FORM, HOURS_FORM, bike_text
+from lesson03c_lab import DAY_FORM, HOURS_FORM, bike_text
 
 
 def rent_bike(ctx):

@@ -1,6 +1,6 @@
 import secrets
 
-from lesson03_lab import SEVERITY_FORM
+from lesson03c_lab import SEVERITY_FORM
 
 
 def open_ticket(ctx, tracker):
