@@ -40,6 +40,7 @@ LESSON_NAMES = {  # the guide's table names each lesson by its short title
     "01": "01 · The basic flow",
     "01b": "01b · More ways to ask",
     "02": "02 · Securing `requestState`",
+    "02a": "02a · Replays",
     "02b": "02b · Rotation and single use",
     "03": "03 · Migrating from server requests",
     "03c": "03c · Porting practice",
@@ -194,8 +195,10 @@ def from_minutes(source: str, by_id: dict[str, dict]) -> int | None:
             total += by_id[ref]["exercise_minutes"][1]
         else:
             lesson, number = ref.split(".")
-            [x] = [x for x in by_id[lesson]["exercises"] if x["number"] == int(number)]
-            total += x["range"][1]
+            found = [x for x in by_id[lesson].get("exercises", []) if x["number"] == int(number)]
+            if len(found) != 1:  # the exercise moved (a lesson split): a person re-plans the row
+                raise SystemExit(f"a plan row names `{term}`, which episodes.toml does not have")
+            total += found[0]["range"][1]
     return total
 
 

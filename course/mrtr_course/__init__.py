@@ -10,7 +10,8 @@ runs them. Inside the course the arrows point one way, top to bottom (the layers
   and ``demo``; ``widgets`` — ipywidgets front ends: forms, URL cards, panels, the call driver,
   quizzes;
 * ``console`` — the same forms in a terminal (``python -m mrtr_course demo``); ``refund_lab`` —
-  the refund lab lessons 02 and 02b share: the lab, what it prints, the attacker's toolkit;
+  the refund lab lessons 02, 02a and 02b share: the lab, what it prints, the attacker's
+  toolkit, what the checkpoints share;
   ``trips`` — the trip planner called through a fleet (lessons 00 and 03);
 * ``sdk_port`` — lesson 03's trip planner ported to the official SDK;
 * ``examples`` — the demo servers the lessons start, and the conformance server, registered for

@@ -8,7 +8,8 @@ Each attack is one short function. Its docstring says what the attacker changes,
 it sends, which check must refuse it and the rule it cites. Rule IDs are explained in
 docs/spec-map.md; an ID marked (KIT) is this kit's own convention, not the spec's. At the end,
 ``ATTACKS_02`` and ``SERVERS_02``: the lesson's scoreboard, every attack against every server
-configuration of the lesson.
+configuration of the lesson. The replays of a genuine state are lesson 02a's
+(``lesson02a_attacks.py``, beside its notebook).
 
 The tools the attacks use, shared with lesson 02b, are in
 ``course/mrtr_course/refund_lab/attacks.py``: reading and editing a state (``read_payload``,
@@ -102,45 +103,6 @@ async def read_the_note(lab: RefundLab) -> Verdict:
     return False, f"read: {note!r}"
 
 
-async def other_user(lab: RefundLab) -> Verdict:
-    """Section 5a. Changes nothing in the state: mallory sends alice's approval as her own
-    round 2. Refused by: ``StateIssuer.verify``, "issued to another principal". Rule:
-    MRTR-S5a."""
-    approval = await lab.approval("alice", ORDER)
-    return (await redeem(lab, approval, user="mallory")).outcome
-
-
-async def other_request(lab: RefundLab) -> Verdict:
-    """Section 5b. Changes nothing in the state: alice sends her approval for A-1001 with a
-    refund request for A-1002. Refused by: ``StateIssuer.verify``, "issued for another
-    request". Rule: MRTR-S5c."""
-    approval = await lab.approval("alice", ORDER)
-    return (await redeem(lab, approval, order="A-1002")).outcome
-
-
-async def expired(lab: RefundLab) -> Verdict:
-    """Section 5c. Changes nothing: alice sends her approval two hours later. Refused by:
-    ``StateIssuer.verify``, "expired". Rule: MRTR-S5b; the 15-minute lifetime is the kit's
-    (KIT)."""
-    approval = await lab.approval("alice", ORDER)
-    lab.clock.advance(2 * 60 * 60)
-    return (await redeem(lab, approval)).outcome
-
-
-async def other_server(lab: RefundLab) -> Verdict:
-    """Section 5d. Changes nothing: sends an approval issued by refunds-staging, which shares
-    the production key. Refused by: ``StateIssuer.verify``, "wrong audience". Rule: none in
-    the spec; the audience claim is the kit's (KIT)."""
-    kind = lab.server.states.codec.format.removesuffix("1")
-    keys = None if kind == "plain" else lab.keys  # staging shares the production key
-    staging = RefundLab.build(kind, keys=keys, name="refunds-staging", clock=lab.clock)
-    try:
-        approval = await staging.approval("alice", ORDER)
-    finally:
-        await staging.aclose()
-    return (await redeem(lab, approval)).outcome
-
-
 ATTACKS_02: dict[str, Attack] = {
     "edit the amount (section 2)": edit_the_amount,
     "edit it, seal it with your own key": seal_with_own_key,
@@ -148,13 +110,10 @@ ATTACKS_02: dict[str, Attack] = {
     "edit a plain1 state, send it here": downgrade_to_plain,
     "send a 16 KiB state": send_oversized,
     "read the internal note (section 4)": read_the_note,
-    "alice's state, sent by mallory (5a)": other_user,
-    "for another order (5b)": other_request,
-    "two hours later (5c)": expired,
-    "issued by staging, same key (5d)": other_server,
 }
 
 # -- the scoreboard: every attack against every server of this lesson ---------------------------
 
-# No ledger yet: single use is lesson 02b's.
-SERVERS_02 = {name: spec for name, spec in SERVERS.items() if "ledger" not in spec}
+# The three codecs, each checking every claim. The server that checks only the tag is lesson
+# 02a's (replays), and single use (a ledger) lesson 02b's.
+SERVERS_02 = {name: SERVERS[name] for name in ("plain", "hmac", "aead")}

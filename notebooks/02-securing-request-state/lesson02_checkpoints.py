@@ -7,32 +7,31 @@ real refund server and attacks it, as the lesson did.
   (``LearnerHmacCodec``: the kit's HMAC codec with your ``unseal`` as its ``open``) and sends it
   the lesson's attacks on the tag, each as a real round 2. Spies on ``hmac.compare_digest``,
   ``json.loads`` and base64's decoders see what your code does, and in which order.
-* ``check_verify_claims`` (exercise 3) wraps the server's ``StateIssuer.verify`` (the kit checks
-  the tag, your code the claims) and replays genuine states at it.
 
-None needs a hook in ``mrtr_kit/server``. The lab they build is
+The claim checks (``check_verify_claims``) are lesson 02a's, beside its notebook. Neither
+checkpoint needs a hook in ``mrtr_kit/server``. The lab they build is
 ``course/mrtr_course/refund_lab/lab.py``; the state editors and ``redeem`` are
-``course/mrtr_course/refund_lab/attacks.py``.
+``course/mrtr_course/refund_lab/attacks.py``; what the lab's checkpoints share is
+``course/mrtr_course/refund_lab/grading.py``.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from mrtr_course.checkpoints import Checkpoint
-from mrtr_course.refund_lab.attacks import redeem, set_field, tamper, verdict
-from mrtr_course.refund_lab.lab import (
-    ORDER,
-    YES,
-    LessonClock,
-    RefundLab,
-    ServerAnswer,
-    logged_reason,
+from mrtr_course.refund_lab.attacks import set_field, tamper, verdict
+from mrtr_course.refund_lab.grading import (
+    NotYet,
+    described,
+    not_done,
+    quiet_server_errors,
+    redeem_answer,
 )
+from mrtr_course.refund_lab.lab import ORDER, YES, RefundLab
 from mrtr_kit.server.codecs import (
     MAX_TOKEN_BYTES,
     HmacStateCodec,
@@ -41,27 +40,13 @@ from mrtr_kit.server.codecs import (
     b64url,
 )
 from mrtr_kit.server.keyring import KeyRing, derive_key
-from mrtr_kit.server.state import StateBinding, StateChecks, request_digest
+from mrtr_kit.server.state import StateBinding, request_digest
 
-# -- shared by the three checkpoints ----------------------------------------------------------
-
-
-def _not_done(name: str) -> Checkpoint:
-    return Checkpoint(
-        "not done", f"{name}() still raises NotImplementedError. Fill it in and run again."
-    )
+# -- shared by the two checkpoints ------------------------------------------------------------
 
 
 def _raised(name: str, exc: Exception) -> Checkpoint:
     return Checkpoint("not yet", f"{name}() raised {type(exc).__name__}: {exc}")
-
-
-async def _redeem(
-    lab: RefundLab, token: str, user: str = "alice", order: str = ORDER
-) -> tuple[ServerAnswer, str | None]:
-    """Round 2 with ``token``; the answer and the reason the server logged, if it rejected."""
-    attempt = await redeem(lab, token, user, order)
-    return attempt.answer, logged_reason(attempt.log)
 
 
 # -- exercise 1: your forged state, sent to the plain server ----------------------------------
@@ -77,7 +62,7 @@ async def check_forge_admin(forge_admin: Callable[[str], str]) -> Checkpoint:
         try:
             forged = forge_admin(first.request_state)
         except NotImplementedError:
-            return _not_done("forge_admin")
+            return not_done("forge_admin")
         except Exception as exc:
             return _raised("forge_admin", exc)
         if not isinstance(forged, str):
@@ -258,37 +243,6 @@ class LearnerHmacCodec:
         return call.claims
 
 
-@contextmanager
-def _quiet_server_errors() -> Iterator[list[str]]:
-    """Keep the tracebacks of a crashing ``unseal`` out of the notebook: the checkpoint reports
-    the exception itself."""
-    logger = logging.getLogger("mrtr_kit.server")
-    lines: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    handler, propagate = Keep(logging.ERROR), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield lines
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
-
-
-class _NotYet(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def _described(error: Exception) -> str:
-    return f"{type(error).__name__}: {error}"
-
-
 async def check_unseal(unseal: Unseal) -> Checkpoint:
     """Exercise 2: put ``unseal`` in a real kit server (``LearnerHmacCodec``) and run the
     notebook's attacks against it, each as a real round 2. Reports the first attack it let
@@ -296,11 +250,11 @@ async def check_unseal(unseal: Unseal) -> Checkpoint:
     codec = LearnerHmacCodec(unseal, KeyRing.generate("k1"))
     lab = RefundLab.build(codec, label="your unseal")
     try:
-        with _spies(unseal), _quiet_server_errors():
+        with _spies(unseal), quiet_server_errors():
             report = await _unseal_suite(lab, codec)
     except NotImplementedError:
-        return _not_done("unseal")
-    except _NotYet as failure:
+        return not_done("unseal")
+    except NotYet as failure:
         return Checkpoint("not yet", failure.message)
     finally:
         await lab.aclose()
@@ -317,15 +271,15 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
 
     async def send(token: str, what: str, user: str = "alice") -> tuple[str, UnsealCall]:
         before = len(codec.calls)
-        answer, reason = await _redeem(lab, token, user=user)
+        answer, reason = await redeem_answer(lab, token, user=user)
         if len(codec.calls) == before:
             raise RuntimeError("the server did not call unseal")  # the kit's bug, not yours
         call = codec.calls[-1]
         if call.error is not None and not call.refused:
             if isinstance(call.error, NotImplementedError):
                 raise call.error
-            raise _NotYet(
-                f"{what} made your unseal raise {_described(call.error)}, and the server "
+            raise NotYet(
+                f"{what} made your unseal raise {described(call.error)}, and the server "
                 f"answered {answer.text}. Raise InvalidState for every bad token: then the "
                 "client gets -32602 and the server never fails."
             )
@@ -333,7 +287,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
 
     def must_refuse(call: UnsealCall, what: str, outcome: str, advice: str) -> str:
         if call.accepted:
-            raise _NotYet(f"your unseal accepted {what}, and the server {outcome}. {advice}")
+            raise NotYet(f"your unseal accepted {what}, and the server {outcome}. {advice}")
         return f"✔ {what}: {outcome}"
 
     # 1. A genuine state opens, and unseal returns its claims.
@@ -341,9 +295,9 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
     genuine = await lab.approval("alice", ORDER)
     outcome, call = await send(genuine, what)
     if call.refused:
-        raise _NotYet(f"your unseal refused {what} ({call.error}): it must accept it")
+        raise NotYet(f"your unseal refused {what} ({call.error}): it must accept it")
     if call.claims != kit.open(genuine):
-        raise _NotYet(
+        raise NotYet(
             f"your unseal returned {call.claims!r:.80} for {what}: return the token's claims, "
             "the whole decoded payload"
         )
@@ -415,7 +369,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
         )
     )
     if call.events:
-        raise _NotYet(
+        raise NotYet(
             f"your unseal refused {what}, but only after {call.events[0]} (a spy saw it): "
             "check the size first, before any other work"
         )
@@ -445,7 +399,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
 
     # 7. Timing and order, from the spies.
     if "hmac.compare_digest" not in forged_call.events:
-        raise _NotYet(
+        raise NotYet(
             "your unseal rejected the edited state without calling hmac.compare_digest (a spy "
             "on it saw no call): == stops at the first byte that differs, so the time a "
             "rejection takes tells an attacker how much of a guessed tag is right. Compare "
@@ -454,7 +408,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
     report.append("✔ timing: tags compared with hmac.compare_digest (a spy saw the call)")
     early = forged_call.decoded_before_compare() or order_on_genuine
     if early:
-        raise _NotYet(
+        raise NotYet(
             f"your unseal ran {early} before it checked the tag (a spy saw it): until the "
             "tag checks out, the payload is the attacker's. Check the tag first, then decode."
         )
@@ -464,7 +418,7 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
     what = "alice's genuine state, a second time"
     outcome, call = await send(genuine, what)
     if call.refused:
-        raise _NotYet(
+        raise NotYet(
             f"your unseal refused {what} ({call.error}): unseal checks the seal only, and a "
             "genuine state is genuine every time"
         )
@@ -474,146 +428,5 @@ async def _unseal_suite(lab: RefundLab, codec: LearnerHmacCodec) -> list[str]:
     )
     what = "alice's genuine state, sent by mallory"
     outcome, call = await send(await lab.approval("alice", ORDER), what, user="mallory")
-    report.append(f"· {what}: your unseal opened it; the claim checks then {outcome} (section 5)")
+    report.append(f"· {what}: your unseal opened it; the claim checks then {outcome} (lesson 02a)")
     return report
-
-
-# -- exercise 3: your claim checks, inside a real server ------------------------------------------
-
-VerifyClaims = Callable[[dict[str, Any], "str | None", str, str, float], Any]
-
-
-def _with_claim_checks(lab: RefundLab, verify_claims: VerifyClaims, calls: list[Any]) -> None:
-    """Make ``lab``'s server check claims with ``verify_claims``: its own issuer checks the tag
-    and the structure only (the lab is built ``integrity_only``), then hands the claims on.
-    Each outcome (None, a returned value, or the exception) is appended to ``calls``."""
-    issuer = lab.server.states
-    kit_verify = issuer.verify
-
-    def verify(token: str, binding: StateBinding) -> dict[str, Any]:
-        claims = kit_verify(token, binding)  # the tag and the claims' types: the kit's
-        try:
-            returned = verify_claims(
-                dict(claims), binding.principal, binding.digest, issuer.audience, issuer.now()
-            )
-        except Exception as exc:
-            calls.append(exc)
-            raise
-        calls.append(returned)
-        if returned is not None:
-            raise InvalidState("verify_claims returned a value instead of raising")
-        return claims
-
-    issuer.verify = verify  # type: ignore[method-assign]
-
-
-async def check_verify_claims(verify_claims: VerifyClaims) -> Checkpoint:
-    """Exercise 3: put ``verify_claims`` in a real kit server and replay genuine states at it,
-    each as a real round 2: the right ones must pay, every misplaced one must be refused."""
-    lab = RefundLab.build("hmac", checks=StateChecks.integrity_only(), label="your checks")
-    calls: list[Any] = []
-    _with_claim_checks(lab, verify_claims, calls)
-    report: list[str] = []
-
-    async def case(what: str, token: str, must_pay: bool, **redeem: Any) -> None:
-        before = len(calls)
-        answer, _reason = await _redeem(lab, token, **redeem)
-        if len(calls) == before:
-            raise RuntimeError("the server did not call verify_claims")  # the kit's bug
-        got = calls[-1]
-        if isinstance(got, NotImplementedError):
-            raise got
-        if isinstance(got, Exception) and not isinstance(got, InvalidState):
-            raise _NotYet(
-                f"{what}: verify_claims raised {_described(got)}, and the server answered "
-                f"{answer.text}. Raise InvalidState for a state that must be refused."
-            )
-        refused = isinstance(got, InvalidState)
-        if got is not None and not refused:
-            raise _NotYet(
-                f"{what}: verify_claims returned {got!r}. Return nothing when the claims are "
-                "right and raise InvalidState when they are not: a returned False is not a "
-                "refusal."
-            )
-        outcome = verdict(answer, got.reason if refused else None)[1]
-        if must_pay and refused:
-            raise _NotYet(f"{what}: your checks refused it ({got}), but it must be accepted.")
-        if not must_pay and not refused:
-            raise _NotYet(f"{what}: your checks let it through, and the server {outcome}.")
-        report.append(f"✔ {what}: {outcome}")
-
-    async def staging_state(name: str, offset: float = 0.0) -> str:
-        other = RefundLab.build(
-            "hmac", keys=lab.keys, name=name, clock=LessonClock(lab.clock() + offset)
-        )
-        try:
-            return await other.approval("alice", ORDER)
-        finally:
-            await other.aclose()
-
-    try:
-        with _quiet_server_errors():
-            await _claim_cases(lab, case, staging_state)
-    except NotImplementedError:
-        return _not_done("verify_claims")
-    except _NotYet as failure:
-        return Checkpoint("not yet", failure.message)
-    finally:
-        await lab.aclose()
-    lines = "\n".join(f"  {line}" for line in report)
-    return Checkpoint(
-        "passed",
-        f"your claim checks, inside a real kit server, paid the right states and refused every "
-        f"replay:\n{lines}",
-    )
-
-
-async def _claim_cases(
-    lab: RefundLab,
-    case: Callable[..., Awaitable[None]],
-    staging_state: Callable[..., Awaitable[str]],
-) -> None:
-    skew, ttl = lab.server.states.skew_s, lab.server.states.ttl_s
-    await case("alice's own state, at once", await lab.approval("alice", ORDER), True)
-    late = await lab.approval("alice", ORDER)
-    lab.clock.advance(ttl + skew - 10)
-    await case(
-        f"alice's state, {skew - 10} s past its expiry (within the {skew} s of clock skew)",
-        late,
-        True,
-    )
-    await case(
-        "alice's state, sent by mallory (MRTR-S5a)",
-        await lab.approval("alice", ORDER),
-        False,
-        user="mallory",
-    )
-    await case(
-        "alice's state for A-1001, sent with A-1002 (MRTR-S5c)",
-        await lab.approval("alice", ORDER),
-        False,
-        order="A-1002",
-    )
-    old = await lab.approval("alice", ORDER)
-    lab.clock.advance(ttl + skew + 10)
-    await case(
-        f"alice's state, {skew + 10} s past its expiry (beyond the skew, MRTR-S5b)", old, False
-    )
-    two_hours = await lab.approval("alice", ORDER)
-    lab.clock.advance(2 * 60 * 60)
-    await case("alice's state, two hours later (MRTR-S5b)", two_hours, False)
-    await case(
-        f"a state from an instance whose clock is {skew - 10} s fast (within the skew)",
-        await staging_state("refunds", offset=skew - 10),
-        True,
-    )
-    await case(
-        "a state from an instance whose clock is 1 hour fast (KIT)",
-        await staging_state("refunds", offset=60 * 60),
-        False,
-    )
-    await case(
-        "a state issued by refunds-staging, which shares the key (KIT)",
-        await staging_state("refunds-staging"),
-        False,
-    )

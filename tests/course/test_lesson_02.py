@@ -1,7 +1,8 @@
 """Lesson 02 (securing requestState): the solutions pass their checkpoints, the stubs and
 typical wrong answers do not, the lab shows each attack working against the weak server and
 failing against the hardened one, and the notebook keeps the lesson conventions
-(docs/architecture.md §4).
+(docs/architecture.md §4). The replays and the claim checks (once 02's section 5) are lesson
+02a's: tests/course/test_lesson_02a.py.
 
 The notebook itself runs under nbval strict with ``python3 tools/kit.py test``.
 """
@@ -29,9 +30,8 @@ import pytest
 import mrtr_course.refund_lab.views as views
 from mrtr_course.examples.refunds import Payout
 from mrtr_course.refund_lab import attacks as toolkit
-from mrtr_course.refund_lab.lab import YES, RefundLab, ServerAnswer, server_log
+from mrtr_course.refund_lab.lab import YES, RefundLab, server_log
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
-from mrtr_kit.server.state import StateChecks
 from tests.lesson_files import LESSONS, run_cell
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +77,6 @@ def test_stubs_are_reported_as_not_done_without_raising():
     checks = [
         asyncio.run(checkpoints.check_forge_admin(stub)),
         asyncio.run(checkpoints.check_unseal(stub)),
-        asyncio.run(checkpoints.check_verify_claims(stub)),
     ]
     for check in checks:
         assert check.status == "not done" and not check.passed
@@ -277,99 +276,6 @@ def test_exercise_2_spies_see_imported_names_and_are_removed_afterwards():
     assert compare_digest is hmac.compare_digest  # this module's name is restored too
 
 
-def test_exercise_3_solution_checks_every_claim_in_a_real_server():
-    """MRTR-S5a-c: the learner's claim checks, inside a kit server, pay the states in time
-    (within the kit's 30 s of clock skew, KIT) and refuse every replay."""
-    check = asyncio.run(checkpoints.check_verify_claims(solution("verify_claims", "verify_claims")))
-    assert check.passed, check
-    lines = check.message.splitlines()
-    assert "  ✔ alice's own state, at once: paid $124.50" in lines
-    assert (
-        "  ✔ alice's state, sent by mallory (MRTR-S5a): rejected (issued to another principal)"
-        in lines
-    )
-    assert (
-        "  ✔ a state issued by refunds-staging, which shares the key (KIT): rejected (wrong "
-        "audience)" in lines
-    )
-    assert len(lines) == 10  # the title and nine cases
-
-
-def _claims_ok(claims, principal, digest, audience, now, *, skip=(), skew=30):
-    checks = {
-        "aud": claims["aud"] != audience,
-        "sub": claims["sub"] != principal,
-        "req": claims["req"] != digest,
-        "exp": now > claims["exp"] + skew,
-        "iat": claims["iat"] > now + skew,
-    }
-    for name, failed in checks.items():
-        if failed and name not in skip:
-            raise InvalidState(name)
-
-
-def _claims_wrong(**options):
-    return lambda c, p, d, a, n: _claims_ok(c, p, d, a, n, **options)
-
-
-def claims_returns_a_verdict(claims, principal, digest, audience, now):
-    return claims["sub"] == principal and claims["req"] == digest
-
-
-def claims_raise_value_error(claims, principal, digest, audience, now):
-    if claims["sub"] != principal:
-        raise ValueError("not yours")
-
-
-@pytest.mark.parametrize(
-    ("wrong", "says"),
-    [
-        (
-            lambda *args: None,
-            "sent by mallory (MRTR-S5a): your checks let it through, and the server paid $124.50",
-        ),
-        (_claims_wrong(skip=("sub",)), "sent by mallory (MRTR-S5a): your checks let it through"),
-        (_claims_wrong(skip=("req",)), "sent with A-1002 (MRTR-S5c): your checks let it through"),
-        (
-            _claims_wrong(skip=("exp",)),
-            "40 s past its expiry (beyond the skew, MRTR-S5b): your checks let it through",
-        ),
-        (_claims_wrong(skip=("iat",)), "1 hour fast (KIT): your checks let it through"),
-        (
-            _claims_wrong(skip=("aud",)),
-            "refunds-staging, which shares the key (KIT): your checks let it through",
-        ),
-        (
-            _claims_wrong(skew=0),
-            "20 s past its expiry (within the 30 s of clock skew): your "
-            "checks refused it (exp), but it must be accepted",
-        ),
-        (claims_returns_a_verdict, "verify_claims returned True. Return nothing"),
-        (
-            claims_raise_value_error,
-            "verify_claims raised ValueError: not yours, and the server "
-            "answered -32603 Internal error",
-        ),
-    ],
-)
-def test_exercise_3_wrong_claim_checks_are_not_yet_with_the_case_named(wrong, says):
-    check = asyncio.run(checkpoints.check_verify_claims(wrong))
-    assert check.status == "not yet" and says in check.message, check
-
-
-def test_exercise_3_a_strict_clock_on_iat_refuses_an_honest_instance_20_s_fast():
-    """The skew works both ways (KIT): an instance whose clock is 20 s fast is honest."""
-
-    def strict_iat(claims, principal, digest, audience, now):
-        _claims_ok(claims, principal, digest, audience, now, skip=("iat",))
-        if claims["iat"] > now:
-            raise InvalidState("iat")
-
-    check = asyncio.run(checkpoints.check_verify_claims(strict_iat))
-    assert check.status == "not yet", check
-    assert "clock is 20 s fast (within the skew): your checks refused it (iat)" in check.message
-
-
 # --- the lab: each attack works on the weak server and fails on the hardened one -----------------
 
 
@@ -397,37 +303,6 @@ def test_forgery_pays_on_plain_and_is_rejected_on_hmac_and_aead():
     )
     for codec in ("hmac", "aead"):
         assert asyncio.run(attack(codec)) == ("error -32602 Invalid requestState", 0)
-
-
-@pytest.mark.parametrize("attack", ["user", "request", "expiry", "audience"])
-def test_each_replay_works_on_the_weak_server_and_fails_on_the_hardened_one(attack):
-    async def replay(checks: StateChecks | None) -> tuple[ServerAnswer, list[str]]:
-        lab = RefundLab.build("hmac", checks=checks)
-        source = lab
-        if attack == "audience":
-            source = RefundLab.build("hmac", keys=lab.keys, name="refunds-staging")
-        approval = await source.approval("alice", "A-1001")
-        user, order = {"user": ("mallory", "A-1001"), "request": ("alice", "A-1002")}.get(
-            attack, ("alice", "A-1001")
-        )
-        if attack == "expiry":
-            lab.clock.advance(2 * 3600)
-        with server_log() as log:
-            answer = await lab.redeem(user, order, approval)
-        await lab.aclose()
-        return answer, log
-
-    weak, weak_log = asyncio.run(replay(StateChecks.integrity_only()))
-    hardened, hardened_log = asyncio.run(replay(None))
-    assert weak.ok and "Refunded $124.50" in weak.text and weak_log == []
-    assert str(hardened) == "error -32602 Invalid requestState"
-    reason = {
-        "user": "issued to another principal",
-        "request": "issued for another request",
-        "expiry": "expired",
-        "audience": "wrong audience",
-    }[attack]
-    assert len(hardened_log) == 1 and hardened_log[0].endswith(reason)
 
 
 @pytest.mark.parametrize(("ledger", "paid"), [(None, 10), ("memory", 1), ("sqlite", 1)])
@@ -485,7 +360,6 @@ SOLUTION_SENTENCE = (
 EXERCISES = [
     ("forge_admin", "await check_forge_admin(forge_admin)"),
     ("unseal", "await check_unseal(unseal)"),
-    ("verify_claims", "await check_verify_claims(verify_claims)"),
 ]
 
 
@@ -524,8 +398,7 @@ def test_notebook_closes_with_key_points_practice_the_cheatsheet_and_the_next_le
         "## Key points",
         "## In practice",
         "[docs/cheatsheet.md](../../docs/cheatsheet.md)",
-        "**Next:** [02b · Rotation and single use]"
-        "(../02b-rotation-and-single-use/02b-rotation-and-single-use.ipynb)",
+        "**Next:** [02a · Integrity is not enough: replays](../02a-replays/02a-replays.ipynb)",
     ):
         assert part in last, part
     assert last.index("## Key points") < last.index("## In practice") < last.index("cheatsheet")
@@ -576,8 +449,8 @@ def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
         assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
         assert checkpoint.cell_type == "code" and checkpoint.source == check
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-    assert text.count(SOLUTION_SENTENCE) == 3  # once per exercise, in its hint
-    assert text.count("<summary>Hint</summary>") == 3
+    assert text.count(SOLUTION_SENTENCE) == 2  # once per exercise, in its hint
+    assert text.count("<summary>Hint</summary>") == 2
 
 
 @pytest.mark.parametrize(("name", "check"), EXERCISES)
@@ -610,7 +483,7 @@ def test_no_cell_holds_logic_the_kit_does_not(notebook):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             defined = re.findall(r"^(?:async )?def (\w+)", cell.source, flags=re.M)
-            assert set(defined) <= {"forge_admin", "unseal", "verify_claims"}, defined
+            assert set(defined) <= {"forge_admin", "unseal"}, defined
             assert "class " not in cell.source
 
 
@@ -763,9 +636,9 @@ def test_lab_ledger_alone_pays_a_second_approval_mrtr_s5d():
 
 
 def test_scoreboard_cells_are_real_outcomes():
-    """Every cell comes from running the attack (MRTR-S4a, MRTR-S5a-c): break a protection and
-    its cells change. Here the HMAC server without claim checks pays every replay. (Lesson 02b's
-    double spends, against the same servers: test_lesson_02b.py.)"""
+    """Every cell comes from running the attack (MRTR-S4a): break a protection and its cells
+    change. (Lesson 02a's replays and 02b's double spends, against the same servers:
+    test_lesson_02a.py and test_lesson_02b.py.)"""
     board = asyncio.run(toolkit.scoreboard(toolkit.SERVERS, attacks.ATTACKS_02))
     rows = {row[0]: dict(zip(board.header[1:], row[1:], strict=True)) for row in board.rows}
     assert rows["edit the amount (section 2)"] == {
@@ -775,23 +648,9 @@ def test_scoreboard_cells_are_real_outcomes():
         "aead": "✔ rejected (bad tag)",
         "aead + ledger + one per order": "✔ rejected (bad tag)",
     }
-    assert rows["alice's state, sent by mallory (5a)"]["hmac, tag only"] == "✘ paid $124.50"
-    assert rows["alice's state, sent by mallory (5a)"]["hmac"] == (
-        "✔ rejected (issued to another principal)"
-    )
+    assert rows["edit a plain1 state, send it here"]["hmac"] == "✔ rejected (not a hmac1 token)"
     assert rows["read the internal note (section 4)"]["aead"] == "✔ ciphertext only"
     assert all(cell[0] in "✔✘" for row in board.rows for cell in row[1:])
-
-
-def test_scoreboard_follows_the_servers_it_is_given():
-    """Not a fixed table: a server that binds no claims shows the replays working."""
-    servers = {"weak aead": {"codec": "aead", "checks": StateChecks.integrity_only()}}
-    chosen = {k: attacks.ATTACKS_02[k] for k in ("two hours later (5c)", "send a 16 KiB state")}
-    board = asyncio.run(toolkit.scoreboard(servers, chosen))
-    assert board.rows == [
-        ["two hours later (5c)", "✘ paid $124.50"],
-        ["send a 16 KiB state", "✔ rejected (missing or oversized token)"],
-    ]
 
 
 def stored(cell, mime):
@@ -806,20 +665,22 @@ def test_notebook_stores_the_scoreboard_and_timeline_as_html_and_text_from_a_fre
     assert stored(board, "text/plain") == repr(fresh)
     assert stored(board, "text/html") == fresh._repr_html_()
     assert "02b" not in repr(fresh)  # the double spends are lesson 02b's table
+    assert "tag only" not in repr(fresh)  # the weak server of the replays is lesson 02a's
+    assert list(attacks.SERVERS_02) == ["plain", "hmac", "aead"]
 
 
 def test_notebook_has_a_quiz_after_each_main_section_then_the_key_points(notebook):
-    """Issue 19: a quiz after sections 2 (forgery), 4 (HMAC and AEAD) and 5 (replays), each
-    led in by a line of markdown; the lesson closes with the key points."""
+    """Issue 19: a quiz after sections 2 (forgery) and 4 (HMAC and AEAD), each led in by a
+    line of markdown (the replays' quiz is lesson 02a's); the lesson closes with the key
+    points."""
     cells = notebook.cells
     quizzes = [k for k, c in enumerate(cells) if c.source.startswith("show_quiz(")]
     assert [cells[k].source for k in quizzes] == [
         'show_quiz("02.2")',
         'show_quiz("02.4")',
-        'show_quiz("02.5")',
     ]
     headings = [k for k, c in enumerate(cells) if c.source.startswith("## ")]
-    for k, key in zip(quizzes, ("## 3.", "## 5.", "## 6."), strict=True):
+    for k, key in zip(quizzes, ("## 3.", "## 5."), strict=True):
         assert "Self-check" in stored(cells[k], "text/html")
         assert cells[k - 1].source.startswith("**Self-check**")
         assert cells[next(h for h in headings if h > k)].source.startswith(key)
@@ -878,7 +739,6 @@ def test_as_json_is_the_message_itself():
     ("first_line", "requests", "refused_by"),
     [
         ('lab = RefundLab.build("hmac")', 1, ["HmacStateCodec.open"]),
-        ('    stolen = await server.approval("alice", "A-1001")', 1, ["StateIssuer.verify"]),
     ],
 )
 def test_the_main_attacks_print_their_request_answer_and_refusing_check(
@@ -919,15 +779,6 @@ def test_section_2_shows_the_forged_retry_and_the_paying_answer_on_the_wire(note
     assert sent["inputResponses"] == YES
     assert answer.startswith('{"jsonrpc": "2.0", "id": ')
     assert "Refunded $99,999.00 to alice" in out.split("\nanswer: ", 1)[1]
-
-
-def test_section_5a_shows_the_replayed_state_on_the_wire(notebook):
-    """The stolen state goes out byte for byte, as mallory's round 2 (MRTR-S5a)."""
-    [cell] = [c for c in notebook.cells if "stolen = await" in c.source]
-    out = outputs_of(cell)
-    sent = json.loads(out.split("request: ", 1)[1].split("\nanswer: ", 1)[0])["params"]
-    assert toolkit.read_payload(sent["requestState"])["sub"] == "alice"
-    assert '"message": "Invalid requestState"' in out.split("\nanswer: ", 1)[1]
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """Findings of the December 2026 pedagogy and newcomer reviews in lessons 00, 01, 02, 02b and 05,
 the README and tools/kit.py, one test each, named after the finding (issue 31, items 3 and 7).
+M3 (quiz 02.5, now 02a.2) moved with lesson 02's replays to tests/course/test_lesson_02a.py.
 
 Each test failed on the text or code as it was before the fix: ``test_m3_...`` is the
 pedagogy review's M3, ``test_newcomer_broken_3_...`` the newcomer's broken moment 3, and so on.
@@ -20,7 +21,6 @@ import types
 from pathlib import Path
 
 import lesson01_checkpoints
-import lesson02_quiz
 import lesson02b_checkpoints
 import lesson02b_spend
 import pytest
@@ -49,15 +49,6 @@ def sentences(text: str) -> list[str]:
 
 
 # -- pedagogy review, M3, M4, M5, M8, M9 ---------------------------------------------------------
-
-
-def test_m3_quiz_02_5_q2_retry_carries_meta_so_its_one_bug_is_the_argument():
-    """CORE-10/CORE-11: a retry without ``_meta`` is itself invalid (-32602 "params._meta is
-    required"), so the spot-the-bug retry must carry one; its only bug is A-1002 (MRTR-S5c)."""
-    [question] = [q for q in QUIZZES["02.5"].questions if q.code == lesson02_quiz.REPLAY_RETRY]
-    assert '"_meta"' in question.code
-    stored = "\n".join(cells("02-securing-request-state", "code"))
-    assert "02.5" in stored  # the quiz is shown; its stored output is checked by nbval
 
 
 def test_m4_re_sent_answers_fail_as_a_mrtr_c6_note_not_a_must():

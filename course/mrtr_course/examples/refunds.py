@@ -35,7 +35,7 @@ pass it before either pays.
 Before acting on an accepted answer, the handlers check it against the form they sent (ELIC-14):
 ``{"ok": "false"}`` is a string, not a yes, and gets the question again with the problem named.
 
-``mrtr_course.refund_lab.lab`` (lessons 02 and 02b) builds this server with each protection
+``mrtr_course.refund_lab.lab`` (lessons 02, 02a and 02b) builds this server with each protection
 switched off in turn.
 """
 

@@ -1,8 +1,9 @@
-"""The attacker's toolkit of lessons 02 and 02b: what any client can do to the ``requestState``
+"""The attacker's toolkit of lessons 02, 02a and 02b: what any client can do to the ``requestState``
 it holds, and how to see what the server did about it.
 
 The attacks themselves belong to the lessons, beside their notebooks:
-``notebooks/02-securing-request-state/lesson02_attacks.py`` (lesson 02's ten) and
+``notebooks/02-securing-request-state/lesson02_attacks.py`` (lesson 02's six edits and reads),
+``notebooks/02a-replays/lesson02a_attacks.py`` (lesson 02a's four replays) and
 ``notebooks/02b-rotation-and-single-use/lesson02b_attacks.py`` (lesson 02b's two double
 spends). Each is a short function that takes a ``RefundLab`` and returns a ``Verdict``; this
 module holds what they use, top to bottom:

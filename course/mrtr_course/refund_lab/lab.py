@@ -1,4 +1,4 @@
-"""The refund lab of lessons 02 and 02b: the refund server, its users, its clock, its log.
+"""The refund lab of lessons 02, 02a and 02b: the refund server, its users, its clock, its log.
 
 ``RefundLab`` runs the refund example (``mrtr_course.examples.refunds``) in this process, behind
 bearer-token users and a clock the lesson moves by hand, in whatever configuration an attack

@@ -1,4 +1,4 @@
-"""What lessons 02 and 02b print: one answer and what the server logged about it, a tally of
+"""What lessons 02, 02a and 02b print: one answer and what the server logged about it, a tally of
 many answers, a table (HTML in JupyterLab and on GitHub, text elsewhere), and the source of a
 library function as the server runs it."""
 
