@@ -3,7 +3,8 @@
 The learner's server is a Python file (or a notebook cell) with a ``build_server()`` function:
 the 2025-11-25 pizzeria of ``pizzeria_2025.py`` (beside this file) before the port, an
 ``McpServer`` after it. ``await gate(target)`` checks it and prints a checklist, one line per
-item, ✔ or ✘ and why:
+item, ✔ or ✘ and why (``fleet=False``, exercise 1's checkpoint, leaves item 7 out;
+``await check_fleet(target)``, exercise 2's, runs them all and names the fleet's verdict):
 
 1. it is a 2026-07-28 server (``McpServer``), not a ``LegacyServer``;
 2. ``tools/list`` has both tools with the original input schemas;
@@ -15,7 +16,8 @@ item, ✔ or ✘ and why:
    scenarios but run on the pizzeria's tools: ``resultType``, a tampered ``requestState``
    refused (MRTR-S4a), a missing answer asked again (MRTR-E4), unknown answers ignored
    (MRTR-E3), a malformed answer never completing (MRTR-E1), an answer that does not fit the
-   form and an ``accept`` with no content asked again (ELIC-14, MRTR-E4), and ``book_table``'s
+   form and an ``accept`` with no content asked again (ELIC-14, MRTR-E4), ``book_table``'s
+   round 3 served by a second instance built afresh with the same keys (MIG-2), and its
    final retry sent twice booking one table, not two (MIG-3, HTTP-26);
 7. the fleet test: two real server processes behind the kit's round robin, each round of a
    call on the other instance, so the state must travel in ``requestState``, not memory;
@@ -25,16 +27,21 @@ item, ✔ or ✘ and why:
 
 Serving a file as a process (what the fleet test starts, and what you can run yourself)::
 
-    python notebooks/04-port-your-own-server/lesson04_gate.py PATH [--port 0] [--instance-name NAME]
+    python notebooks/04-port-your-own-server/lesson04_gate.py PATH [PATH ...] \
+        [--port 0] [--instance-name NAME]
 
-prints ``Serving PATH at http://127.0.0.1:PORT/mcp``. The keys that seal ``requestState`` are
+prints ``Serving PATH at http://127.0.0.1:PORT/mcp``. Several files are served as one, in
+order, as a kernel runs cells: a later ``build_server`` replaces an earlier one (exercise 2's
+solution is such a file, given after exercise 1's). The keys that seal ``requestState`` are
 the server's own: the command reads ``MRTR_KIT_STATE_KEYS`` / ``MRTR_KIT_STATE_KEY`` (as
 ``python -m mrtr_kit serve`` does; without them, a fresh key that only this process knows) and
 passes the ring to ``build_server(state_keys=...)``. Every instance of a fleet needs the same
 ring, since any of them must open a state another sealed (CORE-8, CORE-9): the fleet test gives
 both processes one key in ``MRTR_KIT_STATE_KEY``, and the in-kernel checks give the server a ring
-generated for the run. A ``build_server()`` without a ``state_keys`` parameter is called with
-no arguments (the unported scaffold has no state to seal).
+generated for the run. A ``build_server()`` without a ``state_keys`` parameter (the unported
+scaffold, or exercise 1's port, whose key is its own process's) is called with no arguments;
+item 6's second instance is then given the first one's keys, so that it checks memory, not
+keys, and item 7 finds the missing shared key.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -61,6 +68,7 @@ from typing import Any
 
 import httpx
 
+from mrtr_course.checkpoints import Checkpoint
 from mrtr_course.fleet import (
     FRONT_URL,
     INSTANCE_HEADER,
@@ -87,7 +95,8 @@ from mrtr_kit.server.keyring import KeyRing
 
 HERE = Path(__file__).resolve().parent  # the lesson's folder: the scaffold and the solution
 SCAFFOLD = HERE / "pizzeria_2025.py"
-SOLUTION = HERE / "solutions" / "04_pizzeria.py"
+SOLUTION = HERE / "solutions" / "04_pizzeria.py"  # exercise 1: the port, one process's key
+FLEET_SOLUTION = HERE / "solutions" / "04_fleet.py"  # exercise 2: build_server, the fleet's keys
 # The repository's root, where the suite is installed: the first folder up with tools/ in it
 # (`kit.py test` runs a copy of the lessons under .jupyter-test/, inside the repository).
 ROOT = next(
@@ -199,13 +208,36 @@ def build_from(path: str | Path, state_keys: KeyRing | None = None) -> Any:
     return build(state_keys=state_keys) if takes_keys(build) else build()
 
 
+def _source_file(fn: Callable[..., Any]) -> str:
+    return inspect.getsourcefile(fn) or inspect.getfile(fn)
+
+
 def cell_source(fn: Callable[..., Any]) -> str:
-    """The whole source of the notebook cell (or file) that defined ``fn``."""
-    filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
-    lines = linecache.getlines(filename)
-    if not lines:
-        raise OSError(f"no source for {fn.__name__} ({filename})")
-    return "".join(lines)
+    """The whole source of the notebook cell (or file) that defined ``fn``, after the cells of
+    the functions it uses that another cell of the same module defined, as the kernel ran them:
+    exercise 2's cell redefines ``build_server`` alone, and the tools stay in exercise 1's."""
+    own = _source_file(fn)
+    files: list[str] = []
+    code = getattr(fn, "__code__", None)
+    for name in code.co_names if code is not None else ():
+        used = getattr(fn, "__globals__", {}).get(name)
+        if not inspect.isfunction(used) or used.__module__ != fn.__module__:
+            continue  # the kit's and other imported code is not the learner's to serve
+        where = _source_file(used)
+        if where != own and where not in files and linecache.getlines(where):
+            files.append(where)
+    parts = []
+    for filename in [*files, own]:
+        lines = linecache.getlines(filename)
+        if not lines:
+            raise OSError(f"no source for {fn.__name__} ({filename})")
+        parts.append("".join(lines))
+    return "\n\n".join(part.rstrip("\n") + "\n" for part in parts) if files else parts[0]
+
+
+def joined(paths: Sequence[str | Path]) -> str:
+    """Several files as one source, in order (a later definition replaces an earlier one)."""
+    return "\n\n".join(Path(p).read_text(encoding="utf-8").rstrip("\n") + "\n" for p in paths)
 
 
 # -- serving a file as a process --------------------------------------------------------------
@@ -217,34 +249,48 @@ def serve_command(path: str | Path, instance: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve a capstone server file on loopback.")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a .py file with a build_server() function; several are served as one, in order",
+    )
+    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument("--instance-name", default="capstone")
+    args = parser.parse_args(argv)
+    shown = " ".join(args.paths)
+    with tempfile.TemporaryDirectory(prefix="capstone-serve-") as scratch:
+        path = Path(args.paths[0])
+        if len(args.paths) > 1:  # as a kernel runs cells: a later definition replaces one
+            path = Path(scratch) / "served.py"
+            path.write_text(joined(args.paths), encoding="utf-8")
+        # The fleet's shared keys from the environment, so that every instance opens the
+        # others' states (CORE-8, CORE-9); without them, a key for this process alone.
+        server = build_from(path, KeyRing.from_env() or KeyRing.generate())
+        _serve(server, shown, args.port, args.instance_name)
+    return 0
+
+
+def _serve(server: Any, shown: str, port: int, instance: str) -> None:
     import uvicorn
 
     from mrtr_course.legacy import create_legacy_app
     from mrtr_kit.server.http import LOOPBACK_HOSTS, bind_tcp, uvicorn_config
 
-    parser = argparse.ArgumentParser(description="Serve a capstone server file on loopback.")
-    parser.add_argument("path", help="a .py file with a build_server() function")
-    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    parser.add_argument("--instance-name", default="capstone")
-    args = parser.parse_args(argv)
-    # The fleet's shared keys from the environment, so that every instance opens the others'
-    # states (CORE-8, CORE-9); without them, a key for this process alone, as `serve` does.
-    server = build_from(args.path, KeyRing.from_env() or KeyRing.generate())
     if isinstance(server, LegacyServer):  # the unported scaffold still runs, 2025-11-25 style
-        app: Any = create_legacy_app(server, instance=args.instance_name)
+        app: Any = create_legacy_app(server, instance=instance)
     else:
         app = create_app(
-            server,
-            allowed_hosts=LOOPBACK_HOSTS,
-            response_headers={INSTANCE_HEADER: args.instance_name},
+            server, allowed_hosts=LOOPBACK_HOSTS, response_headers={INSTANCE_HEADER: instance}
         )
-    sock = bind_tcp("127.0.0.1", args.port)
-    print(f"Serving {args.path} at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    # Ctrl-C is how the lesson says to stop: one line, no traceback (uvicorn re-raises it)
+    sock = bind_tcp("127.0.0.1", port)
+    # Ctrl-C is how the lesson says to stop: one line, no traceback (uvicorn re-raises it).
+    # The address is printed inside the guard: a Ctrl-C as soon as it shows is caught too.
     with contextlib.suppress(KeyboardInterrupt):
+        print(f"Serving {shown} at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
         uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[sock])
-    print(f"Stopped serving {args.path}.", flush=True)
-    return 0
+    print(f"Stopped serving {shown}.", flush=True)
 
 
 # -- the checklist ----------------------------------------------------------------------------
@@ -510,14 +556,21 @@ def _forged(state: str) -> str | None:
     return prefix + b64url(claims.replace('"people":4', '"people":99').encode())
 
 
-def _twin(path: Path, keys: KeyRing) -> Any:
+def _twin(path: Path, keys: KeyRing, first: McpServer) -> Any:
     """A second instance of the server in ``path``: a freshly loaded module (none of the first
-    instance's memory) given the same keys; None if its ``build_server`` takes no keys (it
-    would make its own, which the fleet item reports)."""
+    instance's memory) given the same keys. A ``build_server()`` that takes no keys makes its
+    own (exercise 1's port): the twin is then handed the first instance's, as a fleet shares
+    them, so this item checks memory alone and item 7 reports the key."""
     build = getattr(load_module(path), "build_server", None)
-    if not callable(build) or not takes_keys(build):
+    if not callable(build):
         return None
-    return create_app(build(state_keys=keys))
+    if takes_keys(build):
+        return create_app(build(state_keys=keys))
+    server = build()
+    if not isinstance(server, McpServer):
+        return None
+    server.states = first.states  # the same keys (and audience) as the first instance
+    return create_app(server)
 
 
 async def _check_mrtr(app: Any, twin: Any = None) -> str:
@@ -755,19 +808,24 @@ TITLES = [
 
 
 async def gate(
-    target: str | Path | Callable[..., Any],
+    target: str | Path | Sequence[str | Path] | Callable[..., Any],
     *,
     fleet: bool = True,
     official: bool = True,
     suite_dir: Path = SUITE_DIR,
 ) -> GateReport:
-    """Check a capstone server: a file path, or its ``build_server`` function defined in a
-    notebook cell (the cell is saved to a temporary file, so that processes can serve it)."""
+    """Check a capstone server: a file path (or several, served as one), or its
+    ``build_server`` function defined in a notebook cell (the cell, and the cell of the tools
+    it registers when that is another, saved to a temporary file that processes can serve)."""
     with tempfile.TemporaryDirectory(prefix="capstone-") as scratch:
         if callable(target):
             path = Path(scratch) / "my_server.py"
             path.write_text(cell_source(target))
             label = f"the cell that defines {target.__name__}()"
+        elif not isinstance(target, str | Path):
+            path = Path(scratch) / "my_server.py"
+            path.write_text(joined(target))
+            label = " + ".join(Path(p).name for p in target)
         else:
             path = Path(target).resolve()
             label = path.name
@@ -807,7 +865,7 @@ async def _gate(
     for title, check in CHECKS:
         try:
             if check is _check_mrtr:  # round 3 goes to a second instance: its own memory
-                twin = _twin(path, keys)
+                twin = _twin(path, keys, server)
                 report.items.append(Item(title, "pass", await _check_mrtr(app, twin)))
             else:
                 report.items.append(Item(title, "pass", await check(app)))
@@ -819,12 +877,32 @@ async def _gate(
         except _Fail as failure:
             report.items.append(Item(TITLES[6], "fail", str(failure)))
     else:
-        report.items.append(Item(TITLES[6], "skip", "skipped (fleet=False)"))
+        why = "skipped (fleet=False): exercise 2's check_fleet runs it"
+        report.items.append(Item(TITLES[6], "skip", why))
     if official:
         report.items.append(await _check_official(path, suite_dir))
     else:
         report.items.append(Item(TITLES[7], "skip", "skipped (official=False)"))
     return report
+
+
+async def check_fleet(
+    target: str | Path | Sequence[str | Path] | Callable[..., Any], **options: Any
+) -> Checkpoint:
+    """Exercise 2's checkpoint: the whole gate, the fleet (item 7) included, with a verdict
+    that says first what the fleet found; ``options`` go to ``gate``."""
+    report = await gate(target, **options)
+    fleet = report.item(TITLES[6])
+    if report.passed:
+        return Checkpoint("passed", f"the port runs on the fleet, {fleet.why}\n\n{report!r}")
+    if fleet.status == "fail":
+        first = f"item 7, the fleet: {fleet.why}"
+    elif fleet.status == "wait":
+        first = "item 1 fails, so nothing else was checked: exercise 1 first"
+    else:
+        failed = ", ".join(report.failed)
+        first = f"{failed} fails (exercise 1's checkpoint gives the same lines)"
+    return Checkpoint("not yet", f"{first}\n\n{report!r}")
 
 
 if __name__ == "__main__":

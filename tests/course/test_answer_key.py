@@ -75,7 +75,7 @@ def test_the_capstone_entry_goes_item_by_item_with_the_fix():
     text = KEY.read_text(encoding="utf-8")
     start = text.index("## 04 · Port your own server (capstone) · Exercise 1 · Port the pizzeria")
     entry = text[start : text.index("\n## ", start + 1)]
-    assert "Checkpoint: `await capstone.gate(build_server)`" in entry
+    assert "Checkpoint: `await capstone.gate(build_server, fleet=False)`" in entry
     assert "solutions/04_pizzeria.py" in entry
     for n in range(1, 9):
         assert re.search(rf"^{n}\. ", entry, re.M), f"gate item {n} is not described"

@@ -1,6 +1,10 @@
 """Lesson 04 (the capstone): the gate passes the worked solution and fails the unported
 scaffold and plausible half-ports, each with the right item and message.
 
+Two exercises: 1 ports the server (its checkpoint, ``gate(build_server, fleet=False)``, runs
+items 1 to 6 in the kernel), 2 (section 4, optional) gives its ``build_server`` the fleet's key
+ring (its checkpoint, ``check_fleet(build_server)``, runs every item, the fleet's included).
+
 The gate's checks cite MIG-2 (earlier answers travel in requestState), CAP-2 (-32021 for a
 missing capability), MRTR-S4a (a tampered state is refused), MRTR-E1/E3/E4.
 """
@@ -11,6 +15,7 @@ import asyncio
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import lesson04_gate as capstone
@@ -23,7 +28,9 @@ from mrtr_kit.protocol.models import ElicitResult
 from tests.lesson_files import LESSONS
 
 NOTEBOOK = LESSONS / "04-port-your-own-server" / "04-port-your-own-server.ipynb"
-SOLUTION_SOURCE = capstone.SOLUTION.read_text()
+SOLUTION_SOURCE = capstone.SOLUTION.read_text()  # exercise 1: the port, one process's key
+FLEET_SOURCE = capstone.FLEET_SOLUTION.read_text()  # exercise 2: build_server, the fleet's keys
+SOLUTIONS = (capstone.SOLUTION, capstone.FLEET_SOLUTION)  # served as one, as the cells run
 
 
 def _replace_function(source: str, name: str, new: str) -> str:
@@ -34,7 +41,8 @@ def _replace_function(source: str, name: str, new: str) -> str:
 
 
 # A half-port that keeps the number of people in this process's memory: it works on one
-# instance, and round 3 on the other instance no longer knows it.
+# instance, and round 3 on the other instance no longer knows it (exercise 1's item 6; with
+# exercise 2's build_server after it, the fleet's item 7 too).
 MEMORY_PORT = _replace_function(
     SOLUTION_SOURCE,
     "book_table",
@@ -89,6 +97,10 @@ def _gate(path: Path, **kw: object) -> capstone.GateReport:
     return asyncio.run(capstone.gate(path, official=False, **kw))
 
 
+def _check_fleet(target: object) -> capstone.Checkpoint:
+    return asyncio.run(capstone.check_fleet(target, official=False))
+
+
 def _write(tmp_path: Path, name: str, source: str) -> Path:
     path = tmp_path / name
     path.write_text(source)
@@ -136,11 +148,35 @@ def test_the_originals_texts_are_the_gates():
 
 @pytest.mark.slow
 def test_worked_solution_passes_the_gate():
-    """The solution passes every item, the fleet test included (MIG-2, CAP-2, MRTR-S4a)."""
-    report = _gate(capstone.SOLUTION)
+    """The two solutions, served as one, pass every item, the fleet test included (MIG-2,
+    CAP-2, MRTR-S4a); exercise 2's checkpoint says so, naming the route."""
+    report = _gate(SOLUTIONS)
     assert report.passed, report
     assert [item.status for item in report.items] == ["pass"] * 7 + ["skip"]
     assert "capstone-a → capstone-b → capstone-a" in report.item(capstone.TITLES[6]).why
+    verdict = _check_fleet(SOLUTIONS)
+    assert verdict.passed, verdict
+    assert repr(verdict).startswith("✔ Passed: the port runs on the fleet, each round on the other")
+
+
+def test_exercise_1s_solution_passes_its_checkpoint_items_1_to_6():
+    """Exercise 1's checkpoint (``fleet=False``) passes the port with its own process's key;
+    item 7 is skipped, saying which checkpoint runs it."""
+    report = _gate(capstone.SOLUTION, fleet=False)
+    assert report.passed, report
+    assert [item.status for item in report.items] == ["pass"] * 6 + ["skip", "skip"]
+    assert "exercise 2's check_fleet runs it" in report.item(capstone.TITLES[6]).why
+
+
+def test_exercise_2s_solution_is_the_fleet_step_alone():
+    """04_fleet.py is the diff that makes the port fleet-safe, not a second copy of the port:
+    it defines build_server alone (the model counts its own lines), taking the ring."""
+    module: dict[str, object] = {}
+    exec(compile(FLEET_SOURCE, str(capstone.FLEET_SOLUTION), "exec"), module)
+    functions = sorted(k for k, v in module.items() if callable(v) and k[0].islower())
+    assert functions == ["build_server"], functions
+    assert capstone.takes_keys(module["build_server"])
+    assert not capstone.takes_keys(capstone.load_module(capstone.SOLUTION).build_server)
 
 
 def test_unported_scaffold_fails_the_gate():
@@ -161,37 +197,54 @@ def test_items_not_checked_are_not_counted_as_failing():
     assert lines[-1] == "✘ Not yet: 1 of 1 item checked fails (7 not checked until item 1 passes)."
 
 
+def test_state_in_memory_fails_exercise_1s_checkpoint_on_the_second_instance(tmp_path):
+    """Exercise 1's port makes its own key, and item 6 still sends round 3 to a second
+    instance (given the first one's key): a port that keeps the people in memory fails there,
+    without a fleet (MIG-2)."""
+    assert "def build_server():" in MEMORY_PORT
+    report = _gate(_write(tmp_path, "memory.py", MEMORY_PORT), fleet=False)
+    assert report.failed == [capstone.TITLES[5]], report
+    assert report.item(capstone.TITLES[3]).status == "pass"  # one process: it works
+    assert "sent to a second instance of your server" in report.item(capstone.TITLES[5]).why
+
+
 @pytest.mark.slow
 def test_state_in_memory_fails_on_the_fleet(tmp_path):
-    """Keeping the first answer in process memory passes in one process and fails the fleet
-    test, and the kit's check finds that a second instance cannot finish round 3 (MIG-2)."""
-    report = _gate(_write(tmp_path, "memory.py", MEMORY_PORT))
+    """Keeping the first answer in process memory, with exercise 2's build_server after it,
+    passes in one process and fails the fleet test, and the kit's check finds that a second
+    instance cannot finish round 3 (MIG-2); exercise 2's checkpoint says the fleet's finding
+    first."""
+    port = _write(tmp_path, "memory.py", MEMORY_PORT + "\n\n" + FLEET_SOURCE)
+    report = _gate(port)
     assert report.failed == [capstone.TITLES[5], capstone.TITLES[6]], report
     assert report.item(capstone.TITLES[3]).status == "pass"  # one process: it works
     assert "sent to a second instance of your server" in report.item(capstone.TITLES[5]).why
     fleet = report.item(capstone.TITLES[6]).why
     assert "book_table failed on the fleet (capstone-a → capstone-b → capstone-a" in fleet
     assert "kept in memory instead of requestState" in fleet
-
-
-# A port that makes its own key in each process: one process works, the fleet does not.
-KEY_PER_PROCESS_PORT = SOLUTION_SOURCE.replace(
-    "def build_server(state_keys=None):", "def build_server():"
-).replace("state_keys=state_keys or KeyRing.generate()", "state_keys=KeyRing.generate()")
+    verdict = _check_fleet(port)
+    assert verdict.status == "not yet"
+    assert repr(verdict).startswith("✘ Not yet: item 7, the fleet: book_table failed on the fleet")
+    assert "kept in memory instead of requestState" in verdict.message
 
 
 @pytest.mark.slow
-def test_a_key_per_instance_fails_on_the_fleet_naming_the_shared_key(tmp_path):
-    """A ``build_server()`` that takes no ``state_keys`` and generates a key in each process
-    passes in one process, and the fleet finds that no instance opens another's requestState
-    (CORE-8, CORE-9)."""
-    assert "def build_server():" in KEY_PER_PROCESS_PORT
-    assert "state_keys=KeyRing.generate()" in KEY_PER_PROCESS_PORT
-    report = _gate(_write(tmp_path, "own_key.py", KEY_PER_PROCESS_PORT))
+def test_a_key_per_instance_fails_on_the_fleet_naming_the_shared_key():
+    """Exercise 1's solution alone: its ``build_server()`` takes no ``state_keys`` and makes a
+    key in each process. It passes in one process (items 1 to 6), and exercise 2's checkpoint
+    finds that no instance of the fleet opens another's requestState (CORE-8, CORE-9)."""
+    assert "def build_server():" in SOLUTION_SOURCE
+    assert "state_keys=KeyRing.generate()" in SOLUTION_SOURCE
+    report = _gate(capstone.SOLUTION)
     assert report.failed == [capstone.TITLES[6]], report
     fleet = report.item(capstone.TITLES[6]).why
     assert "book_table failed on the fleet (capstone-a → capstone-b" in fleet
     assert "takes no state_keys" in fleet and "(CORE-8, CORE-9)" in fleet
+    verdict = _check_fleet(capstone.SOLUTION)
+    assert verdict.status == "not yet"
+    assert repr(verdict).startswith("✘ Not yet: item 7, the fleet: book_table failed")
+    assert "takes no state_keys" in verdict.message and "(CORE-8, CORE-9)" in verdict.message
+    assert "✔ 6. the kit's MRTR checks" in verdict.message
 
 
 def test_asking_with_sampling_fails(tmp_path):
@@ -209,7 +262,7 @@ def test_unprotected_state_fails_the_kits_check(tmp_path):
     """A port whose requestState a client can rewrite (the lessons-only plain codec) fails
     item 6: the forged number of people is refused nowhere (MRTR-S4a)."""
     source = SOLUTION_SOURCE.replace(
-        'McpServer("pizzeria", state_keys=state_keys or KeyRing.generate())',
+        'McpServer("pizzeria", state_keys=KeyRing.generate())',
         'McpServer("pizzeria", state_codec="plain")',
     )
     assert source != SOLUTION_SOURCE
@@ -254,12 +307,38 @@ def test_gate_takes_the_cell_that_defines_build_server(tmp_path, monkeypatch):
     assert report.target == "the cell that defines build_server()"
 
 
+def _run_cell(source: str, number: int, namespace: dict[str, object]) -> None:
+    """Run ``source`` as a kernel runs a cell: its own file name, its lines in linecache."""
+    import linecache
+
+    filename = f"<capstone-test-cell-{number}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+
+
+def test_gate_serves_exercise_2s_cell_after_the_cell_of_the_tools():
+    """Exercise 2's cell redefines ``build_server`` alone: the gate saves the cell of the tools
+    it registers (exercise 1's) first, then its own, and the ring reaches the port."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    _run_cell(SOLUTION_SOURCE, 1, namespace)
+    _run_cell(FLEET_SOURCE, 2, namespace)
+    build = namespace["build_server"]
+    source = capstone.cell_source(build)
+    assert source == capstone.joined(SOLUTIONS), source[:200]
+    module = capstone.load_module(capstone.SOLUTION)
+    assert capstone.cell_source(module.build_server) == SOLUTION_SOURCE  # one file: itself
+    report = asyncio.run(capstone.gate(build, fleet=False, official=False))
+    assert report.passed, report
+
+
 SOLUTION_SENTENCE = (
     "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
     "replaced by the solution. Run it once more, then run the checkpoint below."
 )
 STUB_LINE = "# %load solutions/04_pizzeria.py"
-CHECKPOINT = "await capstone.gate(build_server)"
+CHECKPOINT = "await capstone.gate(build_server, fleet=False)"
+FLEET_STUB_LINE = "# %load solutions/04_fleet.py"
+FLEET_CHECKPOINT = "await capstone.check_fleet(build_server)"
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +356,8 @@ def test_notebook_opens_with_objectives_needs_time_spec_links_and_a_sequence_dia
         "What you will learn",
         "What you need",
         "minutes to read and try, plus about ",  # the model's ranges (test_lesson_sizes.py)
-        "minutes for the exercise. These times are estimates until a workshop has timed them.",
+        "minutes for the exercise. The sections marked (optional) add about ",
+        "These times are estimates until a workshop has timed them.",
         "**Teaching it**: about ",
         "(https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr)",
         "(https://modelcontextprotocol.io/seps/2322-MRTR)",
@@ -300,18 +380,43 @@ def test_the_header_and_the_end_lead_on_to_lesson_05(notebook):
     assert link in notebook.cells[0].source and link in notebook.cells[-1].source
 
 
-def test_the_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(notebook):
-    """The stub holds the unported scaffold under its ``# %load`` line; the hint ends with the
-    solution sentence; the checkpoint (the gate) is alone in the next cell."""
+@pytest.mark.parametrize(
+    ("number", "stub_line", "call"),
+    [(1, STUB_LINE, CHECKPOINT), (2, FLEET_STUB_LINE, FLEET_CHECKPOINT)],
+)
+def test_the_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
+    notebook, number, stub_line, call
+):
+    """Each exercise: its heading, the stub under its ``# %load`` line (exercise 1's holds the
+    unported scaffold), the hint ending with the solution sentence, and the checkpoint alone in
+    the next cell."""
     cells = notebook.cells
-    [i] = [k for k, c in enumerate(cells) if c.source.startswith(STUB_LINE)]
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(stub_line)]
     heading, stub, hint, checkpoint = cells[i - 1], cells[i], cells[i + 1], cells[i + 2]
-    assert re.match(r"### Exercise 1 · [^\n]+ \(\d+ min\)\n", heading.source)
+    assert re.match(rf"### Exercise {number} · [^\n]+ \(\d+ min\)\n", heading.source)
     assert "exercise-stub" in stub.metadata.get("tags", [])
-    assert stub.source.partition("\n")[2].strip() == capstone.SCAFFOLD.read_text().strip()
+    if number == 1:
+        assert stub.source.partition("\n")[2].strip() == capstone.SCAFFOLD.read_text().strip()
     assert hint.source.startswith("<details><summary>Hint</summary>")
     assert hint.source.rstrip().endswith(SOLUTION_SENTENCE)
-    assert checkpoint.cell_type == "code" and checkpoint.source == CHECKPOINT
+    assert checkpoint.cell_type == "code" and checkpoint.source == call
+
+
+def test_the_fleet_exercise_is_in_a_section_marked_optional_and_the_port_is_core(notebook):
+    """The split that keeps the core within the hour (issue 31): exercise 1, the port, in the
+    core; exercise 2, the fleet, in ``## 4. … (optional)``, with the terminal commands."""
+    sys.path.insert(0, str(capstone.ROOT / "benchmarks"))
+    import reading_time
+
+    r = reading_time.read(NOTEBOOK)
+    assert [x.title for x in r.core.exercises] == ["Port the pizzeria"]
+    assert [x.title for x in r.extra.exercises] == ["Onto the fleet"]
+    assert r.optional_sections == ["4. The port on a fleet (optional)"]
+    sources = [c.source for c in notebook.cells]
+    [section] = [k for k, s in enumerate(sources) if s.startswith("## 4. The port on a fleet")]
+    [terminal] = [k for k, s in enumerate(sources) if "**Run one instance" in s]
+    [fleet_stub] = [k for k, s in enumerate(sources) if s.startswith(FLEET_STUB_LINE)]
+    assert section < terminal < fleet_stub
 
 
 def test_notebook_is_stored_with_the_scaffold_failing_the_gate(notebook):
@@ -324,6 +429,9 @@ def test_notebook_is_stored_with_the_scaffold_failing_the_gate(notebook):
     assert text.endswith(
         "✘ Not yet: 1 of 1 item checked fails (7 not checked until item 1 passes)."
     )
+    [fleet] = [c for c in code if c.source == FLEET_CHECKPOINT]
+    text = fleet.outputs[0]["data"]["text/plain"]
+    assert text.startswith("✘ Not yet: item 1 fails, so nothing else was checked: exercise 1")
 
 
 @pytest.mark.slow
@@ -336,7 +444,9 @@ def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, m
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     run = nbformat.from_dict(json.loads(json.dumps(notebook)))
     [stub] = [c for c in run.cells if c.source.startswith(STUB_LINE)]
-    stub.source = f"{STUB_LINE}\n{capstone.SOLUTION.read_text()}"
+    stub.source = f"{STUB_LINE}\n{SOLUTION_SOURCE}"
+    [stub] = [c for c in run.cells if c.source.startswith(FLEET_STUB_LINE)]
+    stub.source = f"{FLEET_STUB_LINE}\n{FLEET_SOURCE}"
     NotebookClient(
         run,
         timeout=240,
@@ -345,8 +455,13 @@ def test_notebook_with_the_solution_loaded_passes_its_gate(notebook, tmp_path, m
     ).execute()
     [gate] = [c for c in run.cells if c.source == CHECKPOINT]
     text = gate.outputs[0]["data"]["text/plain"]
-    assert "✔ 7. the fleet: round 2 on another instance" in text, text
+    assert "– 7. the fleet: round 2 on another instance: skipped (fleet=False)" in text, text
     assert "✔ Passed: all" in text, text
+    [fleet] = [c for c in run.cells if c.source == FLEET_CHECKPOINT]
+    text = fleet.outputs[0]["data"]["text/plain"]
+    assert text.startswith("✔ Passed: the port runs on the fleet"), text
+    assert "✔ 7. the fleet: round 2 on another instance" in text, text
+    assert "capstone-a → capstone-b → capstone-a" in text, text
 
 
 @pytest.mark.slow
@@ -431,14 +546,19 @@ def _terminal_blocks() -> list[str]:
 def test_the_terminal_commands_use_the_kits_venv_and_paths_from_the_repository_root():
     """JupyterLab's terminal opens at the repository's root and its ``python`` is not the
     venv's (issue 19: "from this folder" with ``python`` failed there). Both forms name the
-    venv's Python, the gate's script and the file it serves, each a file that exists from the
-    root."""
+    venv's Python, the gate's script and the files it serves (both exercises' solutions, in
+    order), each a file that exists from the root."""
     posix, windows = _terminal_blocks()
     for line in posix.strip().splitlines():
         assert ".venv/bin/python" in line and " python " not in f" {line} "
     assert ".venv\\Scripts\\python" in windows and "$env:MRTR_KIT_STATE_KEY" in windows
     for block, sep in ((posix, "/"), (windows, "\\")):
-        files = re.search(r"(\S+lesson04_gate\.py) (\S+\.py)", block).groups()
+        files = re.findall(r"\S+\.py\b", block)
+        assert [Path(*f.split(sep)).name for f in files] == [
+            "lesson04_gate.py",
+            "04_pizzeria.py",
+            "04_fleet.py",
+        ], files
         for path in files:
             assert (capstone.ROOT / Path(*path.split(sep))).is_file(), path
 
@@ -450,7 +570,6 @@ def test_the_documented_terminal_command_serves_from_the_repository_root(tmp_pat
     is not at .venv (a shared venv), the Python running the tests stands in for it."""
     import signal
     import subprocess
-    import sys
 
     block = _terminal_blocks()[0]
     if not (capstone.ROOT / ".venv" / "bin" / "python").exists():
@@ -467,6 +586,7 @@ def test_the_documented_terminal_command_serves_from_the_repository_root(tmp_pat
         first = process.stdout.readline()
         assert re.fullmatch(
             r"Serving notebooks/04-port-your-own-server/solutions/04_pizzeria\.py "
+            r"notebooks/04-port-your-own-server/solutions/04_fleet\.py "
             r"at http://127\.0\.0\.1:\d+/mcp\n",
             first,
         ), first + process.stdout.read() if process.poll() is not None else first
@@ -527,12 +647,11 @@ def test_s2_a_port_that_does_not_validate_answers_fails_item_6_naming_elic14(tmp
 @pytest.mark.skipif(os.name == "nt", reason="Ctrl-C is a console event on Windows, not SIGINT")
 def test_broken_moment_2_ctrl_c_stops_the_capstone_server_in_one_line(tmp_path):
     """Newcomer broken moment 2: Ctrl-C on the served capstone printed a 25-line traceback.
-    Now it prints one line and exits 0."""
+    Now it prints one line and exits 0, serving both exercises' solutions as section 4 says."""
     import signal
     import subprocess
-    import sys
 
-    command = [sys.executable, str(capstone.HERE / "lesson04_gate.py"), str(capstone.SOLUTION)]
+    command = [sys.executable, str(capstone.HERE / "lesson04_gate.py"), *map(str, SOLUTIONS)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [*command, "--port", "0"],
@@ -551,4 +670,4 @@ def test_broken_moment_2_ctrl_c_stops_the_capstone_server_in_one_line(tmp_path):
             process.kill()
     assert process.returncode == 0
     assert err == ""
-    assert out.strip() == f"Stopped serving {capstone.SOLUTION}."
+    assert out.strip() == f"Stopped serving {capstone.SOLUTION} {capstone.FLEET_SOLUTION}."

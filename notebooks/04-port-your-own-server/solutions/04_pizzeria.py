@@ -73,10 +73,10 @@ def book_table(ctx: RequestContext):
     return f"Table for {people} on {date} at {time}, reference {reference}."
 
 
-def build_server(state_keys=None):
-    # The keys that seal requestState: the gate gives every instance of its fleet the same ring,
-    # since any instance must open a state another sealed (CORE-8, CORE-9).
-    server = McpServer("pizzeria", state_keys=state_keys or KeyRing.generate())
+def build_server():
+    # The keys that seal requestState, made for this process: enough for one instance.
+    # Exercise 2 gives every instance of a fleet the same ring instead (04_fleet.py).
+    server = McpServer("pizzeria", state_keys=KeyRing.generate())
     server.tool("order_pizza", description="Orders a pizza.", input_schema=PIZZA_SCHEMA)(
         order_pizza
     )
