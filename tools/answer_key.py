@@ -4,8 +4,8 @@ what the checkpoint says to each, word for word (issue 21).
     .venv/bin/python tools/answer_key.py            # write instructors/answer-key.md
     .venv/bin/python tools/answer_key.py --check    # exit 1, with a diff, if it is out of step
 
-Generated, never written by hand: it runs the lessons' test files (tests/course/test_lesson_*.py,
-browser tests left out) under pytest with ``tests/answer_key_plugin.py``, which records every
+Generated, never written by hand: it runs the lessons' test files (tests/course/test_lesson_*.py
+and test_review_findings*.py, browser tests left out) under pytest with ``tests/answer_key_plugin.py``, which records every
 checkpoint verdict those tests cause, the test that caused it and the wrong answer it tried.
 Each exercise is found in the lessons themselves (its ``### Exercise N · …`` heading and the
 ``check_*`` call of its checkpoint cell), so a new exercise shows up here with the wrong answers
@@ -88,8 +88,13 @@ def _from_root(path: Path, notebooks: Path) -> str:
 
 def record(notebooks: Path) -> list[dict[str, Any]]:
     """Run the lesson tests with the recording plugin; every checkpoint verdict they caused."""
+    # The lessons' own tests, and the review findings' (they provoke checkpoints too, e.g. the
+    # official-SDK port's in lesson 03).
+    course = ROOT / "tests" / "course"
     tests = sorted(
-        str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "course").glob("test_lesson_0*.py")
+        str(p.relative_to(ROOT))
+        for pattern in ("test_lesson_0*.py", "test_review_findings*.py")
+        for p in course.glob(pattern)
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "records.json"
