@@ -5,8 +5,9 @@ what the checkpoint says to each, word for word (issue 21).
     .venv/bin/python tools/answer_key.py --check    # exit 1, with a diff, if it is out of step
 
 Generated, never written by hand: it runs the lessons' test files (tests/course/test_lesson_*.py
-and test_review_findings*.py, browser tests left out) under pytest with ``tests/answer_key_plugin.py``, which records every
-checkpoint verdict those tests cause, the test that caused it and the wrong answer it tried.
+and test_review_findings*.py, browser tests left out) under pytest with
+``tests/answer_key_plugin.py``, which records every checkpoint verdict those tests cause, the
+test that caused it and the wrong answer it tried.
 Each exercise is found in the lessons themselves (its ``### Exercise N · …`` heading and the
 ``check_*`` call of its checkpoint cell), so a new exercise shows up here with the wrong answers
 its tests try, and a changed checkpoint message changes the key: ``tests/course/

@@ -48,7 +48,9 @@ CITATION = re.compile(
 WORD = r"(?:MUST NOT|MUST|SHOULD NOT|SHOULD|MAY|note|step)"
 # A level as written after an ID: one keyword, a compound ("MUST / MAY"), "MUST, where
 # needed", or "(KIT)".
-WRITTEN = re.compile(rf"[ \t]*(?:\n[ \t]*)?(?:\(KIT\)|{WORD}(?:, where needed|\s*/\s*{WORD})*)(?![A-Za-z])")
+WRITTEN = re.compile(
+    rf"[ \t]*(?:\n[ \t]*)?(?:\(KIT\)|{WORD}(?:, where needed|\s*/\s*{WORD})*)(?![A-Za-z])"
+)
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 KIT = "(KIT)"
 

@@ -37,7 +37,9 @@ from tests.test_spec_map import CITATION, _expand
 SPEC_MAP = ROOT / "docs" / "spec-map.md"
 ROW = re.compile(r"^\| \*\*(?P<id>[A-Za-z0-9-]+)\*\*(?P<kit> \(KIT\))? \| (?P<level>[^|]*)\|")
 KEYWORD = r"(?:MUST NOT|MUST|SHOULD NOT|SHOULD|MAY|note|step)"
-AFTER = re.compile(rf"[ \t]*(?:\n[ \t]*)?(\(KIT\)|{KEYWORD}(?:, where needed|\s*/\s*(?:{KEYWORD}|KIT))*)")
+AFTER = re.compile(
+    rf"[ \t]*(?:\n[ \t]*)?(\(KIT\)|{KEYWORD}(?:, where needed|\s*/\s*(?:{KEYWORD}|KIT))*)"
+)
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 
 
