@@ -7,6 +7,7 @@ Lessons are discovered, not listed: a new or split lesson is held to the same li
 
 from __future__ import annotations
 
+import re
 import sys
 
 import nbformat
@@ -178,3 +179,17 @@ def test_ranges_round_to_fives_and_never_collapse():
     assert span(40.5, 54.4).rounded() == (40, 55)
     assert span(7.0, 7.4).rounded() == (5, 10)
     assert span(0, 0).rounded() == (0, 0)
+
+
+def test_the_readme_lesson_table_gives_each_lessons_header_range():
+    """The README's table of lessons states, per lesson, the learner-alone range its header
+    gives (core), so a reader choosing a lesson sees the same minutes the lesson opens with."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = {
+        m[1]: m[2]
+        for m in re.finditer(r"^\| \[`([^`]+\.ipynb)`\].*\| (\d+–\d+) min \|$", readme, re.M)
+    }
+    assert sorted(rows) == sorted(p.name for p in LESSONS)
+    for path in LESSONS:
+        low, high = reading_time.read(path).core.total.rounded()
+        assert rows[path.name] == f"{low}–{high}", path.name
