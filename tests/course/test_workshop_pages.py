@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.course.test_instructors import plan_checks, schedule_of
 from tests.test_spec_map import cited_ids, defined_ids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,10 +77,10 @@ def test_the_russian_page_has_every_term_of_the_russian_cheatsheets_glossary():
     assert "## Где уроки рассчитаны на английский, и что сказать" in text(RUSSIAN)
 
 
-# Recovery advice in the instructors' pages (the plans are another's to edit: left out here).
-ADVICE = [
-    p for p in sorted(INSTRUCTORS.rglob("*.md")) if not p.name.startswith(("plan-", "answer-"))
-]
+# Recovery advice in the instructors' pages, the plans included (the answer key is generated
+# from the checkpoints' messages: it gives no recovery advice of its own).
+ADVICE = [p for p in sorted(INSTRUCTORS.rglob("*.md")) if not p.name.startswith("answer-")]
+PLANS = sorted(INSTRUCTORS.glob("plan-*.md"))
 
 
 @pytest.mark.parametrize("path", ADVICE, ids=lambda p: p.stem)
@@ -90,3 +91,43 @@ def test_no_recovery_advice_sends_a_learner_to_binder_without_saying_it_needs_ne
         sends = re.search(r"\b(?:move|moves|or|to)\s+(?:them\s+to\s+)?Binder\b", sentence)
         if sends:
             assert "network" in sentence or "offline" in sentence.lower(), sentence
+
+
+# What needs the network: Binder, a web address that is not this machine, a download, pip or
+# git reaching out (an install from the USB stick's wheelhouse or bundle is offline).
+NETWORK = re.compile(
+    r"\bBinder\b|https?://(?!127\.0\.0\.1|localhost)|\bdownload"
+    r"|\bpip install\b(?!.*--(?:offline|no-index))|\bgit (?:clone|pull|fetch)\b(?!.*\.bundle)",
+    re.I,
+)
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda p: p.stem)
+def test_no_plan_row_or_check_action_needs_the_network(path):
+    """A plan is what the room does on the day, Wi-Fi or not (issue 32, the review's C1): none of
+    its rows, and none of its "If half the room fails" actions, sends a learner to the network;
+    the recovery is the USB stick (`kit.py lab --offline PATH`) or a neighbour's laptop."""
+    page = text(path)
+    _, rows, _ = schedule_of(page)
+    for start, _, block, _ in rows:
+        assert not NETWORK.search(block), f"{start}: {block}"
+    for at, _, _, action in plan_checks(page):
+        assert not NETWORK.search(action), f"{at}: {action}"
+
+
+@pytest.mark.parametrize(
+    ("advice", "online"),
+    [
+        ("those without forms move to `python3 tools/kit.py lab` or Binder", True),
+        ("open https://mybinder.org/v2/gh/OWNER/REPO/TAG", True),
+        ("download the lesson again", True),
+        ("run `pip install mrtr-kit[lab]`", True),
+        ("`git clone https://github.com/OWNER/REPO`", True),
+        ("a helper reinstalls from the stick: `python3 tools/kit.py lab --offline PATH`", False),
+        ("`pip install --no-index --find-links ~/wheelhouse mrtr-kit`", False),
+        ("`git clone ~/wheelhouse/mrtr-kit.bundle mrtr-kit`", False),
+        ("the server at http://127.0.0.1:8000/mcp", False),
+    ],
+)
+def test_the_network_pattern_tells_online_advice_from_offline(advice, online):
+    assert bool(NETWORK.search(advice)) is online
