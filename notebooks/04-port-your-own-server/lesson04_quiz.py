@@ -46,21 +46,21 @@ LESSON_04 = Quiz(
         ),
         _q(
             "Spot the bug: this port of `book_table` books a table in this kernel (item 4 "
-            "passes). Why does it fail the fleet, item 7?",
+            "passes). Why does it fail item 6, which sends round 3 to a second copy of the server?",
             Option(
                 "The two instances have different state keys, so round 2's state is refused.",
-                "The gate gives both instances one shared key (KIT); and this port does not "
-                "put the number of people in its state at all.",
+                "The gate gives the second copy the first one's key (KIT); and this port does "
+                "not put the number of people in its state at all.",
             ),
             _right(
-                "Round 2 may reach the other instance, whose `PEOPLE` is empty.",
+                "Round 3 reaches a copy whose `PEOPLE` is empty.",
                 "What a later round needs travels in requestState (MIG-2); a dict in one "
-                "process is invisible to the next instance (CORE-8, CORE-9).",
+                "server is invisible to another copy or instance (CORE-8, CORE-9).",
             ),
             Option(
                 "The dict is keyed by date, so two users booking one date collide.",
-                "A real bug too, but not what item 7 sees: it fails with one user, because "
-                "round 2 reaches another process (CORE-9).",
+                "A real bug too, but not what item 6 sees: it fails with one user, because "
+                "round 3 reaches another copy (CORE-9).",
             ),
             code=MEMORY_PORT,
         ),
