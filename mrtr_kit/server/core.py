@@ -528,6 +528,7 @@ class McpServer:
         principal: str | None = None,
         headers: Mapping[str, str] | None = None,
         emit: Emit | None = None,
+        decoded: bool = False,
     ) -> Reply:
         """One decoded JSON message in, one reply out: the pipeline of the module docstring,
         steps 1-9. Never raises for bad input.
@@ -535,13 +536,17 @@ class McpServer:
         ``principal`` is who the credential says is asking (SEC-9; requestState is bound to
         it, MRTR-S5a). ``headers`` are the HTTP request's, or None when the message did not
         come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
+        ``decoded=True`` says ``message`` is what ``wire_json.decode_body`` returned (the
+        HTTP and stdio adapters): the decoder refused every value that is not JSON, so step
+        1 does not walk the params for such values again. A dict built in Python (a
+        notebook, a test, the 2025-11-25 adapter) keeps the default and is walked.
         """
         request_id = message.get("id") if isinstance(message, dict) else None
         # The operator's view of this round (rounds.py), only when someone watches.
         notes = RoundNotes() if self.observer is not None else None
         refused: str | None = None
         try:
-            request = parse_message(message)  # 1
+            request = parse_message(message, decoded=decoded)  # 1
             if isinstance(request, JSONRPCNotification):
                 return Reply(None)  # 2: CORE-5, HTTP-5
             legacy_version = _legacy_initialize_version(request)  # 3
@@ -859,8 +864,10 @@ class McpServer:
 # -- steps of the pipeline --------------------------------------------------------------------
 
 
-def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
-    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params)."""
+def parse_message(message: Any, *, decoded: bool = False) -> JSONRPCRequest | JSONRPCNotification:
+    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params).
+
+    ``decoded``: ``message`` came from ``wire_json.decode_body`` (see ``McpServer.handle``)."""
     if isinstance(message, list):
         raise errors.invalid_request("batches are not part of MCP; send one message per POST")
     if not isinstance(message, dict):
@@ -883,11 +890,11 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
         raise errors.invalid_request('"id" must be a string or an integer, never null (CORE-2)')
     if isinstance(rid, str) and has_lone_surrogate(rid):
         raise errors.invalid_request('"id" holds a lone surrogate: it could not be echoed')
-    # MRTR-E2: the HTTP edge decodes only JSON (``decode_body`` refuses NaN and lone
-    # surrogates), but a dict handed to McpServer.handle may hold values no JSON text can
-    # (NaN, lone surrogates, bytes, ...): refuse them here, before anything digests,
-    # validates or echoes them.
-    problem = json_problem(message.get("params", {}))
+    # MRTR-E2: the HTTP and stdio edges decode only JSON (``decode_body`` refuses NaN, lone
+    # surrogates and deep nesting), but a dict handed to McpServer.handle may hold values no
+    # JSON text can (NaN, lone surrogates, bytes, ...): refuse them here, before anything
+    # digests, validates or echoes them.
+    problem = None if decoded else json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
     # jsonrpc, id, method and params were each checked above, so this cannot fail; the
