@@ -111,7 +111,6 @@ from ..protocol.models import (
     GetPromptResult,
     Implementation,
     InputRequest,
-    InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
     ListRootsRequest,
@@ -242,6 +241,7 @@ class _Entry:
     pattern: re.Pattern[str] | None = None
     arguments: ArgumentsSchema | None = None  # a tool's compiled inputSchema
     stateless_answers: frozenset[str] = frozenset()  # read without a requestState (see tool)
+    mime_type: str | None = None  # a resource's, for the plain text or bytes it returns
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -456,7 +456,9 @@ class McpServer:
 
         def register(fn: Handler) -> Handler:
             res = Resource(uri=uri, name=name, description=description, mime_type=mime_type)
-            self._resources[uri] = _Entry(fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope)
+            self._resources[uri] = _Entry(
+                fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope, mime_type=mime_type
+            )
             return fn
 
         return register
@@ -493,6 +495,7 @@ class McpServer:
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 pattern=_template_regex(uri_template),
+                mime_type=mime_type,
             )
             return fn
 
@@ -752,8 +755,7 @@ class McpServer:
             raise
         if isinstance(outcome, InputRequired):
             return self._finish(outcome, meta, binding, flow)
-        mime = getattr(entry.descriptor, "mime_type", None)
-        result = _as_result(m, outcome, target, mime)
+        result = _as_result(m, outcome, target, entry.mime_type)
         if m == "resources/read" and ctx.is_retry:
             # CACHE-3 (KIT): a result reached through a retry depends on inputs that are not
             # in any cache key, so it is marked uncacheable, whatever the handler said.
@@ -828,14 +830,14 @@ class McpServer:
         # any handler sees them (MRTR-E3; SEC-6, KIT), and gives the retry a jti to redeem
         # (MRTR-S5d).
         state = self.states.mint(binding, list(requests), outcome.state, flow)
-        result = InputRequiredResult.model_validate(
-            {
-                "inputRequests": requests or None,
-                "requestState": state,
-                "_meta": {META_SERVER_INFO: self._info_wire},  # CORE-16; to_wire copies it
-            }
-        )
-        return result.to_wire()  # CACHE-2: never ttlMs / cacheScope on input_required
+        # The InputRequiredResult on the wire, from parts validated above: each request is a
+        # model already, so none is validated a second time on its way out.
+        result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
+        if requests:
+            result["inputRequests"] = {key: req.to_wire() for key, req in requests.items()}
+        result["requestState"] = state
+        result["_meta"] = {META_SERVER_INFO: dict(self._info_wire)}  # CORE-16
+        return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
     def _stamp(
         self,
@@ -1065,7 +1067,9 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
             raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
         return result
     if method == "tools/call":
-        blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
+        if isinstance(outcome, str):  # the usual answer, written as its wire form at once
+            return {"resultType": RESULT_COMPLETE, "content": [{"type": "text", "text": outcome}]}
+        blocks = [outcome] if isinstance(outcome, BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
         return CallToolResult.model_validate({"content": content}).to_wire()
     if method == "prompts/get":
