@@ -49,6 +49,7 @@ it as a server bug (-32603).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -111,6 +112,7 @@ def decode_body(
     return value
 
 
+@functools.cache  # one decoder per digit limit, not one per body (json.loads shares its own)
 def _decoder(max_int_digits: int) -> json.JSONDecoder:
     """The decoder with the hooks below, for one digit limit."""
 

@@ -295,6 +295,8 @@ class RequestContext:
         asked keys in it, MRTR-E3). Pass the same key, and a schema whose fields
         mean the same, on every run: the answer read here is the one to the question asked
         under this key on the round before. A malformed answer raises -32602 (MRTR-E1).
+        A schema outside the form subset raises ``SchemaOutsideSubset`` here on a round that
+        can ask it (no accepted answer yet; ELIC-5).
 
         The schema may be a pydantic model class: the form is ``form_schema(Model)`` (ELIC-5;
         a model outside the subset raises ``SchemaOutsideSubset`` here, or at import where the
@@ -305,14 +307,17 @@ class RequestContext:
         model: type[BaseModel] | None = None
         if isinstance(requested_schema, type):
             model = requested_schema
-            schema = form_schema(model)
+            schema = form_schema(model)  # checked once per model class
         else:
             schema = requested_schema
-            check_requested_schema(schema)  # ELIC-5: a bad form fails at this line
         answer = self.elicitation(key)
         if answer is None or answer.action != "accept":
+            if model is None:
+                check_requested_schema(schema)  # ELIC-5: a bad form fails at this line
             action = answer.action if answer else None
             return FormAnswer(key, message, schema, state, action)
+        # An accept is an answer to this form, which the core checked where it left the
+        # server (ELIC-5, McpServer._finish): not checked again on the round that reads it.
         content, problems = checked_content(schema, answer.content)
         typed: Any = content
         if model is not None and not problems:

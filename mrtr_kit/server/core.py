@@ -111,7 +111,6 @@ from ..protocol.models import (
     GetPromptResult,
     Implementation,
     InputRequest,
-    InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
     ListRootsRequest,
@@ -242,6 +241,7 @@ class _Entry:
     pattern: re.Pattern[str] | None = None
     arguments: ArgumentsSchema | None = None  # a tool's compiled inputSchema
     stateless_answers: frozenset[str] = frozenset()  # read without a requestState (see tool)
+    mime_type: str | None = None  # a resource's, for the plain text or bytes it returns
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -456,7 +456,9 @@ class McpServer:
 
         def register(fn: Handler) -> Handler:
             res = Resource(uri=uri, name=name, description=description, mime_type=mime_type)
-            self._resources[uri] = _Entry(fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope)
+            self._resources[uri] = _Entry(
+                fn, res, ttl_ms=ttl_ms, cache_scope=cache_scope, mime_type=mime_type
+            )
             return fn
 
         return register
@@ -493,6 +495,7 @@ class McpServer:
                 ttl_ms=ttl_ms,
                 cache_scope=cache_scope,
                 pattern=_template_regex(uri_template),
+                mime_type=mime_type,
             )
             return fn
 
@@ -528,6 +531,7 @@ class McpServer:
         principal: str | None = None,
         headers: Mapping[str, str] | None = None,
         emit: Emit | None = None,
+        decoded: bool = False,
     ) -> Reply:
         """One decoded JSON message in, one reply out: the pipeline of the module docstring,
         steps 1-9. Never raises for bad input.
@@ -535,13 +539,17 @@ class McpServer:
         ``principal`` is who the credential says is asking (SEC-9; requestState is bound to
         it, MRTR-S5a). ``headers`` are the HTTP request's, or None when the message did not
         come over HTTP. ``emit`` sends a notification (progress, log) before the answer.
+        ``decoded=True`` says ``message`` is what ``wire_json.decode_body`` returned (the
+        HTTP and stdio adapters): the decoder refused every value that is not JSON, so step
+        1 does not walk the params for such values again. A dict built in Python (a
+        notebook, a test, the 2025-11-25 adapter) keeps the default and is walked.
         """
         request_id = message.get("id") if isinstance(message, dict) else None
         # The operator's view of this round (rounds.py), only when someone watches.
         notes = RoundNotes() if self.observer is not None else None
         refused: str | None = None
         try:
-            request = parse_message(message)  # 1
+            request = parse_message(message, decoded=decoded)  # 1
             if isinstance(request, JSONRPCNotification):
                 return Reply(None)  # 2: CORE-5, HTTP-5
             legacy_version = _legacy_initialize_version(request)  # 3
@@ -747,8 +755,7 @@ class McpServer:
             raise
         if isinstance(outcome, InputRequired):
             return self._finish(outcome, meta, binding, flow)
-        mime = getattr(entry.descriptor, "mime_type", None)
-        result = _as_result(m, outcome, target, mime)
+        result = _as_result(m, outcome, target, entry.mime_type)
         if m == "resources/read" and ctx.is_retry:
             # CACHE-3 (KIT): a result reached through a retry depends on inputs that are not
             # in any cache key, so it is marked uncacheable, whatever the handler said.
@@ -823,14 +830,14 @@ class McpServer:
         # any handler sees them (MRTR-E3; SEC-6, KIT), and gives the retry a jti to redeem
         # (MRTR-S5d).
         state = self.states.mint(binding, list(requests), outcome.state, flow)
-        result = InputRequiredResult.model_validate(
-            {
-                "inputRequests": requests or None,
-                "requestState": state,
-                "_meta": {META_SERVER_INFO: self._info_wire},  # CORE-16; to_wire copies it
-            }
-        )
-        return result.to_wire()  # CACHE-2: never ttlMs / cacheScope on input_required
+        # The InputRequiredResult on the wire, from parts validated above: each request is a
+        # model already, so none is validated a second time on its way out.
+        result: dict[str, Any] = {"resultType": RESULT_INPUT_REQUIRED}
+        if requests:
+            result["inputRequests"] = {key: req.to_wire() for key, req in requests.items()}
+        result["requestState"] = state
+        result["_meta"] = {META_SERVER_INFO: dict(self._info_wire)}  # CORE-16
+        return result  # CACHE-2: never ttlMs / cacheScope on input_required
 
     def _stamp(
         self,
@@ -859,8 +866,10 @@ class McpServer:
 # -- steps of the pipeline --------------------------------------------------------------------
 
 
-def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
-    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params)."""
+def parse_message(message: Any, *, decoded: bool = False) -> JSONRPCRequest | JSONRPCNotification:
+    """JSON-RPC 2.0 shape (CORE-1..6). Raises -32600 (or -32602 for non-object params).
+
+    ``decoded``: ``message`` came from ``wire_json.decode_body`` (see ``McpServer.handle``)."""
     if isinstance(message, list):
         raise errors.invalid_request("batches are not part of MCP; send one message per POST")
     if not isinstance(message, dict):
@@ -883,11 +892,11 @@ def parse_message(message: Any) -> JSONRPCRequest | JSONRPCNotification:
         raise errors.invalid_request('"id" must be a string or an integer, never null (CORE-2)')
     if isinstance(rid, str) and has_lone_surrogate(rid):
         raise errors.invalid_request('"id" holds a lone surrogate: it could not be echoed')
-    # MRTR-E2: the HTTP edge decodes only JSON (``decode_body`` refuses NaN and lone
-    # surrogates), but a dict handed to McpServer.handle may hold values no JSON text can
-    # (NaN, lone surrogates, bytes, ...): refuse them here, before anything digests,
-    # validates or echoes them.
-    problem = json_problem(message.get("params", {}))
+    # MRTR-E2: the HTTP and stdio edges decode only JSON (``decode_body`` refuses NaN, lone
+    # surrogates and deep nesting), but a dict handed to McpServer.handle may hold values no
+    # JSON text can (NaN, lone surrogates, bytes, ...): refuse them here, before anything
+    # digests, validates or echoes them.
+    problem = None if decoded else json_problem(message.get("params", {}))
     if problem is not None:
         raise errors.malformed_params(problem)
     # jsonrpc, id, method and params were each checked above, so this cannot fail; the
@@ -1058,7 +1067,9 @@ def _as_result(method: str, outcome: Any, target: str, mime_type: str | None) ->
             raise HandlerBug(f"the {method} handler returned resultType {kind!r} (RT-1)")
         return result
     if method == "tools/call":
-        blocks = [outcome] if isinstance(outcome, str | BaseModel) else list(outcome)
+        if isinstance(outcome, str):  # the usual answer, written as its wire form at once
+            return {"resultType": RESULT_COMPLETE, "content": [{"type": "text", "text": outcome}]}
+        blocks = [outcome] if isinstance(outcome, BaseModel) else list(outcome)
         content = [TextContent(text=b) if isinstance(b, str) else b for b in blocks]
         return CallToolResult.model_validate({"content": content}).to_wire()
     if method == "prompts/get":

@@ -405,6 +405,7 @@ class McpHttpEndpoint:
                 principal=principal,
                 headers=headers,
                 emit=stream.emit if stream is not None else None,
+                decoded=True,  # decode_body's value: step 1 need not look for non-JSON again
             )
         except _StreamEnded:
             if stream is not None:

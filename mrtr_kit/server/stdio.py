@@ -323,7 +323,7 @@ class StdioSession:
         request_id = message.get("id") if isinstance(message, dict) else None
         try:
             reply = await self.server.handle(
-                message, principal=self.principal, headers=None, emit=self._notify
+                message, principal=self.principal, headers=None, emit=self._notify, decoded=True
             )
         except asyncio.CancelledError:
             # STDIO-2 or end of input: the request gets no answer.

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from mrtr_kit.protocol.errors import McpError
+from mrtr_kit.protocol.jsonvalues import MAX_JSON_DEPTH
 from mrtr_kit.protocol.wire_json import (
     MAX_DEPTH,
     MAX_INT_DIGITS,
@@ -439,3 +440,17 @@ def test_encode_message_refuses_what_a_peer_could_not_read(value):
 def test_encode_message_is_single_line_utf8():
     data = encode_message({"text": "caf\u00e9\nline \U0001f600"})
     assert data == '{"text":"café\\nline 😀"}'.encode()
+
+
+def test_mrtr_e2_the_decoder_refuses_all_that_the_core_walk_looks_for():
+    """MRTR-E2: the HTTP and stdio adapters call ``McpServer.handle(..., decoded=True)``, so
+    step 1 does not walk the params for values no JSON text can hold (``json_problem``): a
+    second walk of what ``decode_body`` checked. Safe only while the decoder refuses all of it
+    first: each such value written as JSON text is -32700 here, and the decoder's depth limit
+    is the stricter one. (bytes, sets and non-string keys cannot come out of JSON text.)"""
+    assert MAX_DEPTH <= MAX_JSON_DEPTH
+    deep = "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)
+    for value in ("NaN", "Infinity", "-Infinity", "1e400", '"\\ud800"', '"a\\udfffb"', deep):
+        with pytest.raises(McpError) as refused:
+            decode_body(f'{{"params": {{"x": {value}}}}}'.encode())
+        assert refused.value.code == -32700, value
