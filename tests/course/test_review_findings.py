@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import runpy
@@ -487,11 +488,14 @@ def test_broken_moment_1_clicking_yourself_then_running_the_next_cell_raises_not
         await _cell(after, namespace)  # the next cell, as written
         await namespace["client"].aclose()
 
+    kit_logger = logging.getLogger("mrtr_kit")
+    level = kit_logger.level  # the Setup cell quietens it: give it back to the other tests
     os.chdir(LESSONS / "01b-more-ways-to-ask-OPTIONAL")
     try:
         asyncio.run(learner())
     finally:
         os.chdir(cwd)
+        kit_logger.setLevel(level)
     assert printed and printed[-1].strip(), printed
 
 
