@@ -186,3 +186,16 @@ def test_http_14_a_tool_name_that_is_no_string_is_invalid_params_over_http_too()
         for headers in (sent, None):
             reply = handle(s, call, headers=headers)
             assert code(reply) == -32602 and http_status(reply) == 200, (name, headers)
+
+
+def test_parse_message_walks_a_dict_built_in_python_unless_told_it_came_from_decode_body():
+    """A message built in Python (a notebook, a test, the 2025-11-25 adapter) may hold what JSON
+    cannot: ``parse_message`` refuses it (-32602) by default. ``decoded=True`` is only for what
+    ``wire_json.decode_body`` returned, which refused those values already."""
+    from mrtr_kit.server.core import parse_message
+
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": float("nan")}}
+    with pytest.raises(McpError) as refused:
+        parse_message(message)
+    assert refused.value.code == -32602 and "not a JSON number" in str(refused.value)
+    assert parse_message(message, decoded=True).method == "tools/list"
