@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import json
 import re
 import runpy
 from pathlib import Path
@@ -23,28 +22,21 @@ from mrtr_course.fleet import start_fleet
 from mrtr_kit.protocol.models import ElicitResult
 from mrtr_kit.server.http import create_app
 from mrtr_kit.server.loopback import LoopbackServer
-from tests.lesson_files import LESSONS
+from tests.lesson_files import LESSONS, SOLUTION_HINT, cell_source, cell_tags, notebook_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "http://localhost/mcp"  # an app in this process: the host its Host check allows
 NOTEBOOK = LESSONS / "03b-serving-both-eras" / "03b-serving-both-eras.ipynb"
 SOLUTION_FILE = NOTEBOOK.parent / "solutions" / "03b_answer_form.py"
-SOLUTION = (
-    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
-    "replaced by the solution. Run it once more, then run the checkpoint below."
-)
+SOLUTION = SOLUTION_HINT
 
 
 def cells() -> list[dict[str, Any]]:
-    return json.loads(NOTEBOOK.read_text())["cells"]
+    return notebook_cells(NOTEBOOK)
 
 
-def source(cell: dict[str, Any]) -> str:
-    return "".join(cell["source"])
-
-
-def tags(cell: dict[str, Any]) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
+source = cell_source
+tags = cell_tags
 
 
 def flat(text: str) -> str:

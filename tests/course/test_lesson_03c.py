@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import json
 import re
 import runpy
 from pathlib import Path
@@ -16,7 +15,7 @@ import lesson03c_checkpoints as checkpoints
 import lesson03c_lab as lesson
 import pytest
 
-from tests.lesson_files import LESSONS
+from tests.lesson_files import LESSONS, SOLUTION_HINT, cell_source, cell_tags, notebook_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "03c-porting-practice-OPTIONAL" / "03c-porting-practice-OPTIONAL.ipynb"
@@ -29,22 +28,15 @@ CHECKPOINTS = {
     "open_ticket": (checkpoints.check_open_ticket, "03c_open_ticket.py"),
 }
 LEGACY = {"rent_bike": lesson.rent_bike_legacy, "open_ticket": lesson.open_ticket_legacy}
-SOLUTION = (
-    "Solution: delete the `# ` in front of `%load` in the exercise cell and run it: the cell is "
-    "replaced by the solution. Run it once more, then run the checkpoint below."
-)
+SOLUTION = SOLUTION_HINT
 
 
 def cells() -> list[dict[str, Any]]:
-    return json.loads(NOTEBOOK.read_text())["cells"]
+    return notebook_cells(NOTEBOOK)
 
 
-def source(cell: dict[str, Any]) -> str:
-    return "".join(cell["source"])
-
-
-def tags(cell: dict[str, Any]) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
+source = cell_source
+tags = cell_tags
 
 
 # -- the notebook's shape --------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from mrtr_course.refund_lab.lab import RawCaller
 from mrtr_kit.protocol import errors
 from mrtr_kit.server import KeyRing, McpServer
 from mrtr_kit.server.http import create_app
-from tests.lesson_files import LESSONS, ROOT
+from tests.lesson_files import LESSONS, ROOT, run_cell_in_loop
 
 L01B = LESSONS / "01b-more-ways-to-ask-OPTIONAL"
 L03 = LESSONS / "03-migrating-from-server-requests"
@@ -451,14 +451,6 @@ def test_decline_is_not_answered_with_cancelled_by_any_port():
 # -- the newcomer's broken and confusing moments ---------------------------------------------------
 
 
-async def _cell(code: str, namespace: dict[str, Any]) -> None:
-    """A notebook cell's code with top-level await, in the running loop (as the kernel runs it)."""
-    flags = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
-    pending = eval(compile(code, "<cell>", "exec", flags=flags), namespace)
-    if asyncio.iscoroutine(pending):
-        await pending
-
-
 @pytest.mark.parametrize(
     ("start", "click"),
     [
@@ -481,11 +473,11 @@ def test_broken_moment_1_clicking_yourself_then_running_the_next_cell_raises_not
 
     async def learner() -> None:
         for cell in (setup, begin):
-            await _cell(cell, namespace)
+            await run_cell_in_loop(cell, namespace)
         name = begin.split(" = ", 1)[0]
-        await _cell(f"{click}\nawait {name}.settled()", namespace)  # the click, by hand
+        await run_cell_in_loop(f"{click}\nawait {name}.settled()", namespace)  # the click, by hand
         printed.clear()
-        await _cell(after, namespace)  # the next cell, as written
+        await run_cell_in_loop(after, namespace)  # the next cell, as written
         await namespace["client"].aclose()
 
     kit_logger = logging.getLogger("mrtr_kit")

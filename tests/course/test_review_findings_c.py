@@ -26,7 +26,7 @@ import lesson02b_spend
 import pytest
 
 from tests.course.lesson_quizzes import QUIZZES
-from tests.lesson_files import LESSON_GLOB, LESSONS, ROOT, run_cell
+from tests.lesson_files import LESSON_GLOB, LESSONS, ROOT, run_cell, run_cell_in_loop
 from tests.test_spec_map import cited_ids
 
 SPEC_MAP = ROOT / "docs" / "spec-map.md"
@@ -123,7 +123,7 @@ def test_newcomer_broken_1_decline_by_hand_in_05_then_the_next_cell_raises_nothi
 
     async def learner() -> None:
         for source in (begin, "flow.form.decline()\nawait flow.settled()", decline):
-            await _run_in_loop(source, namespace)
+            await run_cell_in_loop(source, namespace)
         await namespace["client"].aclose()
 
     try:
@@ -132,14 +132,6 @@ def test_newcomer_broken_1_decline_by_hand_in_05_then_the_next_cell_raises_nothi
         server.stop()
     assert printed and printed[-1].startswith("complete - "), printed
     assert "nothing was booked" in printed[-1].lower(), printed
-
-
-async def _run_in_loop(source: str, namespace: dict) -> None:
-    """A cell's code with top-level await, in the running loop (cells of one kernel share it)."""
-    flags = __import__("ast").PyCF_ALLOW_TOP_LEVEL_AWAIT
-    pending = eval(compile(source, "<cell>", "exec", flags=flags), namespace)
-    if asyncio.iscoroutine(pending):
-        await pending
 
 
 README_COMMAND = re.compile(r"^(?P<python>\S*python3?) -m (?P<module>mrtr_kit|mrtr_course)\b")
