@@ -544,26 +544,9 @@ def _app_server(args: argparse.Namespace) -> McpServer:
 
 
 def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | None = None) -> int:
-    import gc
-
-    import uvicorn
-
-    from .server.http import bind_tcp, uvicorn_config
+    from .server.http import bind_tcp, run_announced, uvicorn_config
 
     sock = sock or bind_tcp(args.host, args.port)
-    line = f"Serving {what} at {_url(args.host, sock.getsockname()[1])}"
-
-    class Announcing(uvicorn.Server):
-        """Prints ``line`` once uvicorn accepts connections: the sign a fleet waits for."""
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            if self.started:  # not after a failed start (uvicorn then exits)
-                # What start-up built (modules, models, the app) lives as long as the process:
-                # moved out of the collector's reach, it is not walked again on every sweep.
-                gc.freeze()
-                print(line, flush=True)
-
     proxy: dict[str, Any] = {}
     if getattr(args, "forwarded_allow_ips", None):
         # uvicorn's own settings: X-Forwarded-For / -Proto from these addresses set the client
@@ -571,7 +554,7 @@ def _run(app: Any, args: argparse.Namespace, what: str, sock: socket.socket | No
         # (HTTP-27, HTTP-29) is on the Host header the proxy sends, named by --allowed-host.
         proxy = {"proxy_headers": True, "forwarded_allow_ips": args.forwarded_allow_ips}
     config = uvicorn_config(app, log_level=args.log_level, **proxy)  # the kit's limits
-    Announcing(config).run(sockets=[sock])
+    run_announced(config, sock, f"Serving {what} at {_url(args.host, sock.getsockname()[1])}")
     return 0
 
 

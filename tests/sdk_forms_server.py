@@ -77,12 +77,12 @@ def main() -> None:
     import uvicorn
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from mrtr_kit.server.http import bind_tcp
+    from mrtr_kit.server.http import bind_tcp, run_announced
 
     sock = bind_tcp("127.0.0.1", 0)
-    print(f"Serving echo-forms at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     app = build_server().streamable_http_app(host="127.0.0.1")
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    line = f"Serving echo-forms at http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    run_announced(uvicorn.Config(app, log_level="warning"), sock, line)
 
 
 if __name__ == "__main__":

@@ -581,3 +581,26 @@ def uvicorn_config(app: ASGIApp, *, log_level: str = "info", **overrides: Any) -
     }
     options.update(overrides)
     return uvicorn.Config(app, **options)
+
+
+def run_announced(config: uvicorn.Config, sock: socket.socket, line: str) -> None:
+    """Serve ``config``'s app on ``sock`` (from ``bind_tcp``) and print ``line`` once uvicorn
+    accepts connections, not before: what a fleet, a test or a learner waits for.
+
+    Printed earlier, the line would invite a Ctrl-C while ``asyncio.run`` is still starting,
+    which uvicorn does not catch yet (a traceback and a never-awaited ``serve`` warning); once
+    it shows, uvicorn handles SIGINT/SIGTERM and shuts down gracefully (then re-raises the
+    signal, as ``KeyboardInterrupt`` for Ctrl-C).
+    """
+    import gc
+
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # not after a failed start (uvicorn then exits)
+                # What start-up built (modules, models, the app) lives as long as the process:
+                # moved out of the collector's reach, it is not walked again on every sweep.
+                gc.freeze()
+                print(line, flush=True)
+
+    Announcing(config).run(sockets=[sock])

@@ -273,10 +273,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(server: Any, shown: str, port: int, instance: str) -> None:
-    import uvicorn
-
     from mrtr_course.legacy import create_legacy_app
-    from mrtr_kit.server.http import LOOPBACK_HOSTS, bind_tcp, uvicorn_config
+    from mrtr_kit.server.http import LOOPBACK_HOSTS, bind_tcp, run_announced, uvicorn_config
 
     if isinstance(server, LegacyServer):  # the unported scaffold still runs, 2025-11-25 style
         app: Any = create_legacy_app(server, instance=instance)
@@ -285,11 +283,11 @@ def _serve(server: Any, shown: str, port: int, instance: str) -> None:
             server, allowed_hosts=LOOPBACK_HOSTS, response_headers={INSTANCE_HEADER: instance}
         )
     sock = bind_tcp("127.0.0.1", port)
+    line = f"Serving {shown} at http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     # Ctrl-C is how the lesson says to stop: one line, no traceback (uvicorn re-raises it).
-    # The address is printed inside the guard: a Ctrl-C as soon as it shows is caught too.
+    # The address shows once uvicorn accepts connections and handles Ctrl-C itself.
     with contextlib.suppress(KeyboardInterrupt):
-        print(f"Serving {shown} at http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-        uvicorn.Server(uvicorn_config(app, log_level="warning")).run(sockets=[sock])
+        run_announced(uvicorn_config(app, log_level="warning"), sock, line)
     print(f"Stopped serving {shown}.", flush=True)
 
 

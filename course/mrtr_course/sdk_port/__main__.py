@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mrtr_kit.server.http import INSTANCE_HEADER, bind_tcp
+from mrtr_kit.server.http import INSTANCE_HEADER, bind_tcp, run_announced
 
 
 class InstanceHeader:
@@ -49,9 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = InstanceHeader(build_server().streamable_http_app(host="127.0.0.1"), args.instance_name)
     sock = bind_tcp("127.0.0.1", args.port)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    print(f"Serving the official SDK's {args.style} plan_trip at {url}", flush=True)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
-    uvicorn.Server(config).run(sockets=[sock])
+    run_announced(config, sock, f"Serving the official SDK's {args.style} plan_trip at {url}")
     return 0
 
 
