@@ -5,9 +5,11 @@ as a client would and says whether it is right (and, if not, which case failed):
 
 * ``check_require_forms`` — exercise 1, the capability gate ``guided_walk`` calls;
 * ``check_pick_seat`` — exercise 2, a one-question tool;
-* ``check_sdk_port`` — section 4, a port written with the official SDK: it is sent answers
-  nobody asked for (early, and with no state), answers that do not fit the form, an ``accept``
-  with no content, and its final retry twice.
+* ``check_sdk_port`` — section 5, a port written with the official SDK: it is sent answers
+  nobody asked for (early, and with no state), a reply of the wrong kind, answers that do not
+  fit the form, an ``accept`` with no content, and its final retry twice;
+* ``check_sdk_answer_to`` — exercise 3, the same checks on that port with the learner's
+  ``answer_to`` (which answers the tool may read) in place of its own.
 
 Every checkpoint that grades a tool sends it answers that do not fit its form and an ``accept``
 with no content, and expects the question asked again (ELIC-14 SHOULD, MRTR-E4 SHOULD). What
@@ -22,6 +24,7 @@ beside this file.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -293,7 +296,7 @@ async def check_require_forms(require_forms: Callable[[RequestContext], Any]) ->
     )
 
 
-# -- section 4: a port written with the official SDK -----------------------------------------------
+# -- section 5: a port written with the official SDK -----------------------------------------------
 
 SDK_CITY = {"city": "Lisbon"}
 SDK_DATES = {"dates": accept({"start": "2026-09-01", "nights": 3})}
@@ -301,13 +304,22 @@ SDK_ROOM = {"room": accept({"room": "double"})}
 
 
 async def check_sdk_port(build_server: Callable[..., Any]) -> Checkpoint:
-    """Section 4: a ``plan_trip`` port on the official SDK's ``MCPServer``.
+    """Section 5: a ``plan_trip`` port on the official SDK's ``MCPServer``.
 
     ``build_server(desk)`` returns the SDK server; it is served in this process. The checkpoint
     sends what a careless or hostile client might: both answers on a first call with no
-    ``requestState``, the room answered early on round 2, a room that does not fit the form,
-    an ``accept`` with no content; then the final retry twice. The SDK seals and checks the
-    state; which questions were asked, and whether an answer fits, are the tool's to check."""
+    ``requestState``, the room answered early on round 2, a roots reply where the room's answer
+    goes, a room that does not fit the form, an ``accept`` with no content; then the final
+    retry twice. The SDK seals and checks the state; which questions were asked, and whether an
+    answer fits, are the tool's to check."""
+    return await _serve_and_grade(build_server)
+
+
+async def _serve_and_grade(
+    build_server: Callable[..., Any], learner: _Watched | None = None
+) -> Checkpoint:
+    """``build_server``'s port served in this process and graded; with ``learner``, the grading
+    stops at the first call in which the learner's function raised, and says so."""
     import httpx
 
     from mrtr_course.examples.trip_planner import HotelDesk
@@ -315,22 +327,50 @@ async def check_sdk_port(build_server: Callable[..., Any]) -> Checkpoint:
     desk = HotelDesk()
     app = build_server(desk).streamable_http_app(host="127.0.0.1")
     url = "http://127.0.0.1:8000/mcp"  # the SDK checks the Host header: loopback with a port
-    async with app.router.lifespan_context(app):
-        http = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=url)
-        caller = RawCaller(http, url)
-        try:
-            return await _grade_sdk_port(caller, desk)
-        finally:
-            await caller.aclose()
+    # A tool that crashes is reported in the verdict, in a line; the SDK's own log of it (a
+    # boxed traceback of a hundred lines, at ERROR) would bury that line under the cell.
+    sdk_log = logging.getLogger("mcp.server.mcpserver.server")
+    level = sdk_log.level
+    sdk_log.setLevel(logging.CRITICAL)
+    try:
+        async with app.router.lifespan_context(app):
+            http = httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=url)
+            caller = RawCaller(http, url)
+            try:
+                return await _grade_sdk_port(caller, desk, learner)
+            except _LearnerRaised:
+                assert learner is not None and learner.error is not None
+                return learner.verdict()
+            finally:
+                await caller.aclose()
+    finally:
+        sdk_log.setLevel(level)
+
+
+_VALIDATE = (
+    "validate an accepted answer against its form (ELIC-14 SHOULD; an accept with no content "
+    "does not fit either) and ask again saying what was wrong (MRTR-E4 SHOULD), never an error "
+    "or a result."
+)
+# The SDK parses each reply by its shape: {"roots": [...]} arrives as a ListRootsResult.
+_WRONG_KIND = (
+    "a form's answer is an ElicitResult; another kind of reply under its key answers nothing: "
+    "treat it as not sent and ask again, never an error or a result."
+)
 
 
 def _asks(reply: ServerAnswer, key: str) -> bool:
     return reply.kind == "input_required" and key in (reply.result.get("inputRequests") or {})
 
 
-async def _grade_sdk_port(caller: RawCaller, desk: Any) -> Checkpoint:
-    def call(state: str | None = None, answers: dict[str, Any] | None = None) -> Any:
-        return caller.call_tool("plan_trip", SDK_CITY, request_state=state, input_responses=answers)
+async def _grade_sdk_port(caller: RawCaller, desk: Any, learner: _Watched | None) -> Checkpoint:
+    async def call(state: str | None = None, answers: dict[str, Any] | None = None) -> Any:
+        reply = await caller.call_tool(
+            "plan_trip", SDK_CITY, request_state=state, input_responses=answers
+        )
+        if learner is not None and learner.error is not None:
+            raise _LearnerRaised  # the reply is the SDK's tool error, which says nothing useful
+        return reply
 
     stateless = await call(None, {**SDK_DATES, **SDK_ROOM})
     if not _asks(stateless, "dates"):
@@ -351,20 +391,16 @@ async def _grade_sdk_port(caller: RawCaller, desk: Any) -> Checkpoint:
             f"got {early} -- read only the answer to the question this round's state says was "
             "asked (MRTR-E3 SHOULD), and ask for the room.",
         )
-    unfit = {
-        "the room 'purple' (not a choice)": accept({"room": "purple"}),
-        "the room 42 (not a string)": accept({"room": 42}),
-        "an accept with no content": NO_CONTENT,
-    }
-    for label, answer in unfit.items():
+    unfit = [
+        ("a roots reply (not a form's answer)", {"roots": []}, _WRONG_KIND),
+        ("the room 'purple' (not a choice)", accept({"room": "purple"}), _VALIDATE),
+        ("the room 42 (not a string)", accept({"room": 42}), _VALIDATE),
+        ("an accept with no content", NO_CONTENT, _VALIDATE),
+    ]
+    for label, answer, advice in unfit:
         got = await call(early.request_state, {"room": answer})
         if not _asks(got, "room"):
-            return Checkpoint(
-                "not yet",
-                f"with {label} the port answered {got} -- validate an accepted answer against "
-                "its form (ELIC-14 SHOULD; an accept with no content does not fit either) and "
-                "ask again saying what was wrong (MRTR-E4 SHOULD), never an error or a result.",
-            )
+            return Checkpoint("not yet", f"with {label} the port answered {got} -- {advice}")
     if desk.reservations:
         return Checkpoint("not yet", f"answers that do not fit made {desk.reservations}")
     done = await call(early.request_state, SDK_ROOM)
@@ -387,3 +423,52 @@ async def _grade_sdk_port(caller: RawCaller, desk: Any) -> Checkpoint:
         "unasked answers ignored (MRTR-E3); unfit ones asked again (ELIC-14); the repeated "
         "final retry booked once (MIG-3); a decline is not called a cancel.",
     )
+
+
+# -- exercise 3: which answers the SDK port may read -----------------------------------------------
+
+
+class _LearnerRaised(Exception):
+    """The learner's function raised during a call: grading stops there."""
+
+
+class _Watched:
+    """The learner's function, called as the port calls it, keeping the first exception (the
+    SDK would otherwise turn it into a tool error that says nothing about where it came from)."""
+
+    def __init__(self, function: Callable[..., Any], name: str) -> None:
+        self.function = function
+        self.name = name
+        self.error: Exception | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.function(*args)
+        except Exception as exc:
+            self.error = self.error or exc
+            raise
+
+    def verdict(self) -> Checkpoint:
+        if isinstance(self.error, NotImplementedError):
+            return Checkpoint("not done", f"{self.name}() still raises NotImplementedError.")
+        return Checkpoint(
+            "not yet",
+            f"{self.name}() raised {type(self.error).__name__}: {self.error}. On a first call "
+            "the state is {} and ctx.input_responses may be None: return None when there is "
+            "nothing to read.",
+        )
+
+
+async def check_sdk_answer_to(answer_to: Callable[..., Any]) -> Checkpoint:
+    """Exercise 3: ``answer_to(ctx, state, key)`` returns the answer under ``key`` only when the
+    state says ``key`` was asked, and only if it is an ``ElicitResult``; otherwise ``None``.
+
+    It is graded in place: ``trip_mrtr``'s port, served in this process, calls the learner's
+    ``answer_to`` instead of its own while ``check_sdk_port``'s cases run."""
+    from unittest import mock
+
+    from mrtr_course.sdk_port import trip_mrtr
+
+    learner = _Watched(answer_to, "answer_to")
+    with mock.patch.object(trip_mrtr, "answer_to", learner):
+        return await _serve_and_grade(trip_mrtr.build_server, learner)

@@ -29,6 +29,7 @@ SOLUTIONS = NOTEBOOK.parent / "solutions"
 CHECKPOINTS = {
     "require_forms": (checkpoints.check_require_forms, "03_require_forms.py"),
     "pick_seat": (checkpoints.check_pick_seat, "03_pick_seat.py"),
+    "answer_to": (checkpoints.check_sdk_answer_to, "03_answer_to.py"),  # optional, section 5
 }
 
 
@@ -76,8 +77,10 @@ def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoi
     """notes/LESSONS.md: one layout in every notebook (issue 9, item 10)."""
     all_cells = cells()
     starts = [i for i, c in enumerate(all_cells) if source(c).startswith("### Exercise ")]
-    assert len(starts) == 2  # exercises 3 and 4 moved to 03c (tests/course/test_lesson_03c.py)
-    for n, (i, name) in enumerate(zip(starts, ("require_forms", "pick_seat"), strict=True), 1):
+    # Exercise 3 is the optional SDK section's; the practice ports that were 3 and 4 are 03c's.
+    assert len(starts) == 3
+    names = ("require_forms", "pick_seat", "answer_to")
+    for n, (i, name) in enumerate(zip(starts, names, strict=True), 1):
         check, filename = CHECKPOINTS[name]
         task, stub_cell, hint, checkpoint = all_cells[i : i + 4]
         assert re.match(rf"### Exercise {n} · \S.* \(\d+ min\)\n", source(task))
@@ -91,7 +94,7 @@ def test_every_exercise_has_one_layout_task_stub_hint_and_solution_then_checkpoi
         assert source(hint).rstrip().endswith(SOLUTION)
         assert checkpoint["cell_type"] == "code"
         assert source(checkpoint) == f"await {check.__name__}({name})"
-    intro = next(source(c) for c in all_cells if source(c).startswith("## 5. Exercise"))
+    intro = next(source(c) for c in all_cells if source(c).startswith("## 4. Exercise"))
     assert SOLUTION in " ".join(intro.split())
     practice = "../03c-porting-practice-OPTIONAL/03c-porting-practice-OPTIONAL.ipynb"
     assert f"]({practice})" in intro and (NOTEBOOK.parent / practice).exists()
@@ -234,8 +237,8 @@ def test_every_code_cell_is_led_in_by_a_markdown_cell():
 
 def test_processes_started_in_the_notebook_are_stopped_in_it():
     text = "\n".join(source(c) for c in cells() if c["cell_type"] == "code")
-    for fleet in ("legacy", "mrtr"):
-        assert f"{fleet}.stop()" in text
+    for fleet in ("legacy", "mrtr", "kit"):
+        assert f"{fleet} = start_fleet(" in text and f"{fleet}.stop()" in text
     assert "start_sdk_servers" not in text  # the SDK's port runs in the kernel (its checkpoint)
 
 
@@ -505,3 +508,65 @@ def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effec
     rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
     for rule in rules:
         assert rule in result.message, (rule, result)
+
+
+# -- Exercise 3: which answers the SDK port reads (issue 31, item 1) -------------------------------
+
+
+def answer_to_present(ctx: Any, state: dict[str, Any], key: str) -> Any:
+    return (ctx.input_responses or {}).get(key)  # whatever came, asked or not
+
+
+def answer_to_any_kind(ctx: Any, state: dict[str, Any], key: str) -> Any:
+    if state.get("asked") != key:
+        return None
+    return (ctx.input_responses or {}).get(key)  # a roots reply passes as an answer
+
+
+def answer_to_on_a_first_call(ctx: Any, state: dict[str, Any], key: str) -> Any:
+    if state["asked"] != key:  # a first call's state is {}: KeyError
+        return None
+    return ctx.input_responses.get(key)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "diagnosis"),
+    [
+        (answer_to_present, "no requestState got complete: Reserved"),
+        (answer_to_present, "(MRTR-E3 SHOULD)"),
+        (answer_to_any_kind, "with a roots reply (not a form's answer)"),
+        (answer_to_any_kind, "a form's answer is an ElicitResult"),
+        (answer_to_on_a_first_call, "answer_to() raised KeyError: 'asked'"),
+    ],
+)
+def test_the_sdk_exercise_checkpoint_diagnoses_each_wrong_answer_to(wrong: Any, diagnosis: str):
+    """The checkpoint sends early, stateless, wrong-kind and out-of-schema answers to the SDK port
+    with the learner's ``answer_to`` in it (MRTR-E3 SHOULD; ELIC-14 SHOULD is the port's own)."""
+    result = asyncio.run(checkpoints.check_sdk_answer_to(wrong))
+    assert not result.passed, result
+    assert diagnosis in result.message, result
+
+
+def test_the_sdk_exercise_checkpoint_leaves_the_port_as_it_was():
+    """The learner's function replaces the port's own only while the checkpoint runs."""
+    from mrtr_course.sdk_port import trip_mrtr
+
+    own = trip_mrtr.answer_to
+    solved = runpy.run_path(str(SOLUTIONS / "03_answer_to.py"))["answer_to"]
+    assert asyncio.run(checkpoints.check_sdk_answer_to(solved)).passed
+    assert trip_mrtr.answer_to is own
+
+
+def test_the_sdk_exercise_sits_in_the_optional_section_with_its_own_kit_instance():
+    """Section 5 is optional: nothing after it needs it, and it starts and stops the one kit
+    instance its SDK client calls (section 2's fleet is stopped before section 3)."""
+    texts = [source(c) for c in cells()]
+    section_5 = next(i for i, t in enumerate(texts) if t.startswith("## 5. "))
+    assert texts[section_5].splitlines()[0].endswith("(optional)")
+    exercise = texts.index("await check_sdk_answer_to(answer_to)")
+    closing = next(i for i, t in enumerate(texts) if t.startswith("## Key points"))
+    assert section_5 < exercise < closing
+    fleet_stop = texts.index("mrtr.stop()\nmrtr")
+    assert fleet_stop < next(i for i, t in enumerate(texts) if t.startswith("## 3."))
+    start = texts.index('kit = start_fleet(1, prefix="kit")\nkit')
+    assert section_5 < start < texts.index("kit.stop()\nkit") < closing

@@ -121,14 +121,15 @@ def test_s1_a_port_that_books_every_final_retry_fails_naming_mig3_and_http26(mon
     assert "(HTTP-26 MUST" in result.message and "(MIG-3)" in result.message
 
 
-def test_s1_lesson_03_runs_the_sdk_checkpoint_and_says_what_the_sdk_does_not_check():
+def test_s1_lesson_03_has_the_learner_write_what_the_sdk_does_not_check():
+    """Issue 31, item 1: a learner exercise on the SDK port, whose checkpoint sends early,
+    stateless and out-of-schema answers; stored unsolved, it says so."""
     all_cells = cells("03")
-    checkpoint = next(
-        c for c in all_cells if source(c) == "await check_sdk_port(trip_mrtr.build_server)"
-    )
-    assert outputs(checkpoint).startswith("✔ Passed")
+    checkpoint = next(c for c in all_cells if source(c) == "await check_sdk_answer_to(answer_to)")
+    assert outputs(checkpoint).startswith("… Not done yet: answer_to()")
     text = prose("03")
     assert "does not know what the tool asked" in text and "(MRTR-E3 SHOULD)" in text
+    assert "sends both answers with no state, an early room answer" in text
 
 
 # -- S2: every model solution validates; every checkpoint sends unfit answers ----------------------

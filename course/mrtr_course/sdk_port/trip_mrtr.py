@@ -71,18 +71,12 @@ def problem(answer: ElicitResult, model: type[BaseModel]) -> str | None:
 
 def answer_to(ctx: Context, state: dict[str, Any], key: str) -> ElicitResult | None:
     """The answer to ``key``, only if this round's state says ``key`` was asked (MRTR-E3): an
-    answer sent early or with no state is ignored, as if it had not come."""
+    answer sent early or with no state is ignored, as if it had not come. So is a reply of
+    another kind under the key (a roots or sampling result): it answers no form."""
     if state.get("asked") != key:
         return None
-    raw = (ctx.input_responses or {}).get(key)
-    if raw is None:
-        return None
-    if isinstance(raw, ElicitResult):
-        return raw
-    try:
-        return ElicitResult.model_validate(raw)
-    except ValidationError:
-        return None  # not an ElicitResult at all: ask again
+    answer = (ctx.input_responses or {}).get(key)  # the SDK has parsed each reply by its shape
+    return answer if isinstance(answer, ElicitResult) else None
 
 
 def ask(
