@@ -68,9 +68,11 @@ sections included, against the review's ranges:
 * 02b (55-70): 60-75, five minutes above at both ends since it gained a closing self-check on
   caching (two questions, about four minutes); not shrunk to fit.
 * 03 (70-90) was 75-90 with four exercises, inside. Its exercises 3 and 4 are now the optional
-  practice lesson 03c: 03 is 50-65 and 03c 30-35, 80-100 together (03c's own header, key
-  points and self-check are new reading). Its server start-up is not in the model (``--run``
-  adds it).
+  practice lesson 03c (30-35). 03's core is 50-60 and the whole lesson 60-80: its optional
+  section 5 (the official SDK) has since gained an exercise of its own (the learner writes the
+  SDK port's ``answer_to``). 03 and 03c together are 90-115, above the review's range by what
+  the review never saw: that exercise, and 03c's own header, key points and self-check. Its
+  server start-up is not in the model (``--run`` adds it).
 * 04 (55-80): 65-80, inside: the port in the kernel, then (optional) the same port on a fleet.
 * 05 (25-40, plus installing Node and Inspector): 25-35, inside; the install is not in the
   notebook, so not in the model.

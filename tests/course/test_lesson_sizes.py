@@ -193,3 +193,15 @@ def test_the_readme_lesson_table_gives_each_lessons_header_range():
     for path in LESSONS:
         low, high = reading_time.read(path).core.total.rounded()
         assert rows[path.name] == f"{low}–{high}", path.name
+
+
+def test_the_instructors_guide_table_is_the_models():
+    """instructors/README.md's table of times (header, whole lesson, review) is the model's
+    ``--compare``, row by row: a lesson that gains a section changes it, or this fails."""
+    guide = (ROOT / "instructors" / "README.md").read_text(encoding="utf-8")
+    found = re.findall(r"^\| (\d\d[a-z]?) \| (\d+–\d+) min \| (\d+–\d+) min \|", guide, re.M)
+    rows = {lesson: (core, whole) for lesson, core, whole in found}
+    readings = {r.id: r for r in map(reading_time.read, LESSONS)}
+    assert set(rows) == set(readings)
+    for lesson, r in readings.items():
+        assert rows[lesson] == (r.core.total.text(), r.whole.text()), lesson
