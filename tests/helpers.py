@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -218,3 +219,16 @@ def new_sqlite_ledger(path: Path) -> str:
     spec = f"sqlite:{path}"
     assert main(["ledger", "init", spec]) == 0
     return spec
+
+
+def nginx_upstream_block(config: str) -> str:
+    """The ``upstream mcp_fleet { ... }`` block of a rendered kit nginx configuration: its
+    directives are about nginx's connections to the instances, not to clients."""
+    found = re.search(r"^\s*upstream mcp_fleet \{.*?^\s*\}", config, re.M | re.S)
+    assert found, "no upstream block"
+    return found[0]
+
+
+def nginx_client_side(config: str) -> str:
+    """The configuration without its upstream block: the directives about clients."""
+    return config.replace(nginx_upstream_block(config), "")

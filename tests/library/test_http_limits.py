@@ -37,7 +37,7 @@ from mrtr_kit.server.http import (
 )
 from mrtr_kit.server.nginx import Nginx, nginx_config
 from tests.conftest import system_binary
-from tests.helpers import request
+from tests.helpers import nginx_client_side, nginx_upstream_block, request
 
 CHUNK = 64 * 1024
 
@@ -383,7 +383,7 @@ def test_the_nginx_config_bounds_a_request_head_in_time_and_size():
     assert float(_directive(config, "client_header_timeout").removesuffix("s")) <= 10
     assert float(_directive(config, "client_body_timeout").removesuffix("s")) <= 10
     assert float(_directive(config, "send_timeout").removesuffix("s")) <= 10
-    assert float(_directive(config, "keepalive_timeout").removesuffix("s")) <= 10
+    assert float(_directive(nginx_client_side(config), "keepalive_timeout").rstrip("s")) <= 10
     number, size = _directive(config, "large_client_header_buffers").split()
     assert int(number) * _size(size) == MAX_HEAD_BYTES
     assert _size(_directive(config, "client_max_body_size")) <= MAX_BODY_BYTES * 1.1
@@ -428,3 +428,12 @@ def test_behind_nginx_a_request_head_within_the_cap_is_served(nginx_port):
     answered."""
     _, received = _closed_within(nginx_port, _large_head_request(12))
     assert received.startswith(b"HTTP/1.1 200") and b"supportedVersions" in received
+
+
+def test_nginx_drops_an_idle_instance_connection_before_the_instance_does():
+    """KIT: nginx keeps up to 16 idle connections to the instances. Were they kept longer than
+    an instance keeps them (KEEP_ALIVE_S), nginx could send a request on one the instance is
+    closing that moment, and answer that POST 502, since it never sends one twice."""
+    config = nginx_config(["http://127.0.0.1:9001/mcp"], port=8080, prefix="/tmp/x")
+    upstream = nginx_upstream_block(config)
+    assert float(_directive(upstream, "keepalive_timeout").removesuffix("s")) < KEEP_ALIVE_S
