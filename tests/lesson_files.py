@@ -11,6 +11,7 @@ import ast
 import asyncio
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,42 @@ def cell_source(cell: dict[str, Any]) -> str:
 
 def cell_tags(cell: dict[str, Any]) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
+
+
+def follow_the_solution_sentence(folder: Path, cells: list[Any], load: str, setup: str) -> Any:
+    """Do what the hint's solution sentence says, in one namespace, as a kernel would: run
+    ``setup``, the stub cell whose first line starts ``load`` (``# %load solutions/NN_name``)
+    and the checkpoint two cells below it, which must not pass; then %load (the cell becomes
+    '# %load path' and the file, from ``folder``), run it, and return the checkpoint's verdict.
+    ``cells`` are nbformat cells."""
+    [i] = [k for k, c in enumerate(cells) if c.source.startswith(load)]
+    namespace: dict[str, Any] = {}
+    run_cell(setup, namespace)
+    run_cell(cells[i].source, namespace)
+    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
+    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
+    run_cell(f"# %load {path}\n" + (folder / path).read_text(), namespace)
+    return run_cell(cells[i + 2].source, namespace)
+
+
+def exercise_stubs(cells: list[dict[str, Any]], names: Iterable[str]) -> dict[str, Any]:
+    """The functions named ``names`` that the notebook's ``exercise-stub`` cells define."""
+    wanted = set(names)
+    found: dict[str, Any] = {}
+    for cell in cells:
+        if "exercise-stub" in cell_tags(cell):
+            namespace: dict[str, Any] = {}
+            exec(cell_source(cell), namespace)
+            found.update({k: v for k, v in namespace.items() if k in wanted})
+    return found
+
+
+def assert_port_diagnosis(result: Any, diagnosis: str) -> None:
+    """A port checkpoint failed a wrong port, saying ``diagnosis`` and citing its rules: an
+    answer that does not fit the form is asked again, never used (ELIC-14, MRTR-E4); the
+    final retry sent twice acts once (MIG-3, HTTP-26)."""
+    assert not result.passed, result
+    assert diagnosis in result.message, result
+    rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
+    for rule in rules:
+        assert rule in result.message, (rule, result)

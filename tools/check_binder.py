@@ -65,6 +65,8 @@ import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mrtr_kit.server.loopback import stop_process
+
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 NOTEBOOKS = ROOT / "notebooks"
@@ -228,27 +230,15 @@ def check_signin_link(bindir: Path, env: dict[str, str], cwd: Path) -> bool:
     proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.DEVNULL)
     jupyter = f"http://127.0.0.1:{port}{HUB_PREFIX}"
     try:
-        deadline = time.monotonic() + 120  # a cap on a server that hangs, not a wait
-        while True:
-            try:
-                with urllib.request.urlopen(f"{jupyter}api/status?token={token}", timeout=5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    print("the Binder environment's Jupyter server did not start")
-                    return False
-                time.sleep(0.5)
+        if not _serves(proc, f"{jupyter}api/status?token={token}", within_s=120):
+            print("the Binder environment's Jupyter server did not start")
+            return False
         probe = [str(bindir / "python"), "-c", SIGNIN_PROBE, jupyter, token, HUB_PREFIX]
         done = subprocess.run(probe, cwd=cwd, env=env, capture_output=True, text=True)
         print((done.stdout + done.stderr).replace(token, "<token>").strip())
         return done.returncode == 0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=15)
 
 
 def pinned(requirements: Path) -> dict[str, str]:
@@ -390,30 +380,29 @@ def measure_lab(bindir: Path, env: dict[str, str], cwd: Path) -> Peak:
     proc = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.DEVNULL)
     peak = Peak()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                url = f"http://127.0.0.1:{port}/lab?token={token}"
-                with urllib.request.urlopen(url, timeout=5) as page:
-                    page.read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "JupyterLab did not start in the Binder environment"
-                    ) from None
-                time.sleep(0.5)
+        if not _serves(proc, f"http://127.0.0.1:{port}/lab?token={token}", within_s=60):
+            raise RuntimeError("JupyterLab did not start in the Binder environment")
         for _ in range(8):  # a couple of seconds once it has served the page
             peak.sample([proc.pid, *_descendants(proc.pid)])
             time.sleep(SAMPLE_EVERY_S)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=15)
     return peak
+
+
+def _serves(proc: subprocess.Popen[bytes], url: str, *, within_s: float) -> bool:
+    """True once ``url`` answers (its body read whole); False if ``proc`` exits first or
+    ``within_s`` pass: a cap on a server that hangs, not a wait."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as page:
+                page.read()
+            return True
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
 
 
 def mb(size: int) -> str:

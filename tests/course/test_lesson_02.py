@@ -32,7 +32,7 @@ from mrtr_course.examples.refunds import Payout
 from mrtr_course.refund_lab import attacks as toolkit
 from mrtr_course.refund_lab.lab import YES, RefundLab, server_log
 from mrtr_kit.server.codecs import MAX_TOKEN_BYTES, InvalidState
-from tests.lesson_files import LESSONS, run_cell
+from tests.lesson_files import LESSONS, follow_the_solution_sentence
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "02-securing-request-state" / "02-securing-request-state.ipynb"
@@ -458,22 +458,14 @@ def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, c
     """Do what the sentence says: run the stub cell, then %load (which replaces the cell with
     '# %load path' and the file), run it again, then the checkpoint cell below it."""
     cells = notebook.cells
-    [i] = [k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02_{name}")]
-    namespace: dict = {}
-    run_cell(
-        "\n".join(
-            c.source
-            for c in cells[:i]
-            if c.cell_type == "code" and "await" not in c.source and "import" in c.source
-        ),
-        namespace,
+    load = f"# %load solutions/02_{name}"
+    stub = next(k for k, c in enumerate(cells) if c.source.startswith(load))
+    setup = "\n".join(  # the imports of the cells above it
+        c.source
+        for c in cells[:stub]
+        if c.cell_type == "code" and "await" not in c.source and "import" in c.source
     )
-    run_cell(cells[i].source, namespace)
-    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
-    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
-    loaded = f"# %load {path}\n" + (NOTEBOOK.parent / path).read_text()
-    run_cell(loaded, namespace)
-    verdict = run_cell(cells[i + 2].source, namespace)
+    verdict = follow_the_solution_sentence(NOTEBOOK.parent, cells, load, setup)
     assert verdict.passed, verdict
 
 

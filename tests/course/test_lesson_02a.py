@@ -27,7 +27,7 @@ from mrtr_course.refund_lab.lab import RefundLab, ServerAnswer, server_log
 from mrtr_kit.server.codecs import InvalidState
 from mrtr_kit.server.state import StateChecks
 from tests.course.lesson_quizzes import QUIZZES
-from tests.lesson_files import LESSONS, run_cell
+from tests.lesson_files import LESSONS, follow_the_solution_sentence
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "02a-replays" / "02a-replays.ipynb"
@@ -323,14 +323,9 @@ def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, c
     """Run the stub cell, then %load (the cell becomes '# %load path' and the file), run it
     again, then the checkpoint cell below it."""
     cells = notebook.cells
-    [i] = [k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02a_{name}")]
-    namespace: dict = {}
-    run_cell(cells[2].source, namespace)  # the setup cell
-    run_cell(cells[i].source, namespace)
-    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
-    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
-    run_cell(f"# %load {path}\n" + (NOTEBOOK.parent / path).read_text(), namespace)
-    verdict = run_cell(cells[i + 2].source, namespace)
+    load = f"# %load solutions/02a_{name}"
+    setup = cells[2].source  # the setup cell
+    verdict = follow_the_solution_sentence(NOTEBOOK.parent, cells, load, setup)
     assert verdict.passed, verdict
 
 

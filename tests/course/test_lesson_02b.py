@@ -24,7 +24,7 @@ from mrtr_course.quizzes import quiz
 from mrtr_course.refund_lab import attacks as toolkit
 from mrtr_kit.server.keyring import KeyRing, StateKey
 from tests.course.lesson_quizzes import QUIZZES
-from tests.lesson_files import LESSONS, run_cell
+from tests.lesson_files import LESSONS, follow_the_solution_sentence
 
 NOTEBOOK = LESSONS / "02b-rotation-and-single-use" / "02b-rotation-and-single-use.ipynb"
 SOLUTIONS = NOTEBOOK.parent / "solutions"
@@ -344,14 +344,9 @@ def test_each_exercise_has_the_one_layout_heading_stub_hint_and_checkpoint_cell(
 @pytest.mark.parametrize(("name", "check"), EXERCISES)
 def test_following_the_solution_sentence_passes_the_checkpoint(notebook, name, check):
     cells = notebook.cells
-    [i] = [k for k, c in enumerate(cells) if c.source.startswith(f"# %load solutions/02b_{name}")]
-    namespace: dict = {}
-    run_cell(cells[2].source.replace("import asyncio\n", ""), namespace)
-    run_cell(cells[i].source, namespace)
-    assert not run_cell(cells[i + 2].source, namespace).passed  # the stub: not done yet
-    path = cells[i].source.splitlines()[0].removeprefix("# %load ")
-    run_cell(f"# %load {path}\n" + (NOTEBOOK.parent / path).read_text(), namespace)
-    verdict = run_cell(cells[i + 2].source, namespace)
+    load = f"# %load solutions/02b_{name}"
+    setup = cells[2].source.replace("import asyncio\n", "")
+    verdict = follow_the_solution_sentence(NOTEBOOK.parent, cells, load, setup)
     assert verdict.passed, verdict
 
 

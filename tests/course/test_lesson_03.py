@@ -20,7 +20,7 @@ import pytest
 
 from mrtr_course.examples.trip_planner import make_plan_trip, make_plan_trip_legacy
 from mrtr_kit.protocol.errors import McpError
-from tests.lesson_files import LESSONS
+from tests.lesson_files import LESSONS, assert_port_diagnosis, exercise_stubs
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "03-migrating-from-server-requests" / "03-migrating-from-server-requests.ipynb"
@@ -57,13 +57,7 @@ def test_each_solution_passes_its_checkpoint(name: str):
 
 
 def stubs() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for cell in cells():
-        if "exercise-stub" in tags(cell):
-            namespace: dict[str, Any] = {}
-            exec(source(cell), namespace)
-            found.update({k: v for k, v in namespace.items() if k in CHECKPOINTS})
-    return found
+    return exercise_stubs(cells(), CHECKPOINTS)
 
 
 SOLUTION = (
@@ -502,12 +496,7 @@ def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effec
     """ELIC-14, MRTR-E4: an answer that does not fit the form is asked again, never used; MIG-3,
     HTTP-26: the final retry sent twice files one ticket."""
     check, _ = CHECKPOINTS[name]
-    result = asyncio.run(check(port))
-    assert not result.passed, result
-    assert diagnosis in result.message, result
-    rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
-    for rule in rules:
-        assert rule in result.message, (rule, result)
+    assert_port_diagnosis(asyncio.run(check(port)), diagnosis)
 
 
 # -- Exercise 3: which answers the SDK port reads (issue 31, item 1) -------------------------------

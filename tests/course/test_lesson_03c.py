@@ -15,7 +15,15 @@ import lesson03c_checkpoints as checkpoints
 import lesson03c_lab as lesson
 import pytest
 
-from tests.lesson_files import LESSONS, SOLUTION_HINT, cell_source, cell_tags, notebook_cells
+from tests.lesson_files import (
+    LESSONS,
+    SOLUTION_HINT,
+    assert_port_diagnosis,
+    cell_source,
+    cell_tags,
+    exercise_stubs,
+    notebook_cells,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = LESSONS / "03c-porting-practice-OPTIONAL" / "03c-porting-practice-OPTIONAL.ipynb"
@@ -148,13 +156,7 @@ def test_each_solution_passes_its_checkpoint(name: str):
 
 
 def stubs() -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for cell in cells():
-        if "exercise-stub" in tags(cell):
-            namespace: dict[str, Any] = {}
-            exec(source(cell), namespace)
-            found.update({k: v for k, v in namespace.items() if k in CHECKPOINTS})
-    return found
+    return exercise_stubs(cells(), CHECKPOINTS)
 
 
 @pytest.mark.parametrize("name", sorted(CHECKPOINTS))
@@ -324,9 +326,4 @@ def test_the_port_checkpoints_diagnose_unchecked_answers_and_a_second_side_effec
     """ELIC-14, MRTR-E4: an answer that does not fit the form is asked again, never used; MIG-3,
     HTTP-26: the final retry sent twice files one ticket."""
     check, _ = CHECKPOINTS[name]
-    result = asyncio.run(check(port))
-    assert not result.passed, result
-    assert diagnosis in result.message, result
-    rules = ("HTTP-26", "MIG-3") if "second" in diagnosis else ("ELIC-14", "MRTR-E4")
-    for rule in rules:
-        assert rule in result.message, (rule, result)
+    assert_port_diagnosis(asyncio.run(check(port)), diagnosis)
